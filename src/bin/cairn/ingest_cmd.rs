@@ -1,0 +1,191 @@
+//! `cairn ingest FILE|-`.
+
+use crate::Failure;
+use cairn::ingest::{apply_line, LineError, LineResult};
+use cairn::json::line_result;
+use cairn::Ledger;
+use std::io::{BufRead, BufReader, Read as _, Write};
+use std::path::Path;
+
+/// Lines committed together at most, when reading standard input.
+const GROUP_COMMIT_LINES: usize = 1000;
+
+/// What an ingest appended.
+pub struct Totals {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// New records written (a summary line writes its new claims too).
+    pub appended: u64,
+    /// Lines whose record was already in the ledger.
+    pub present: u64,
+}
+
+impl Totals {
+    fn add(&mut self, r: &LineResult) {
+        self.lines += 1;
+        self.appended += u64::from(r.new) + r.claims.iter().filter(|c| c.new).count() as u64;
+        self.present += u64::from(!r.new);
+    }
+}
+
+fn line_failure(source: &str, e: LineError, committed: &str) -> Failure {
+    Failure {
+        code: if e.integrity { 3 } else { 2 },
+        message: format!("cannot ingest {source}: {e}; {committed}"),
+    }
+}
+
+/// Reads one line into `buf` without its line ending; false at end of input.
+fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, source: &str) -> Result<bool, Failure> {
+    buf.clear();
+    let n = reader
+        .read_until(b'\n', buf)
+        .map_err(|e| Failure::usage(format!("cannot read {source}: {e}")))?;
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        if buf.last() == Some(&b'\r') {
+            buf.pop();
+        }
+    }
+    Ok(n > 0)
+}
+
+/// Applies every line of `reader` in one write transaction: all of it, or none of it.
+fn ingest_whole(
+    ledger: &Ledger,
+    mut reader: impl BufRead,
+    source: &str,
+    mut each: impl FnMut(&LineResult),
+) -> Result<Totals, Failure> {
+    let mut batch = ledger.batch()?;
+    let mut totals = Totals {
+        lines: 0,
+        appended: 0,
+        present: 0,
+    };
+    let mut results = Vec::new();
+    let mut buf = Vec::new();
+    let mut line = 0u64;
+    while next_line(&mut reader, &mut buf, source)? {
+        line += 1;
+        match apply_line(&mut batch, line, &buf) {
+            Ok(Some(r)) => {
+                totals.add(&r);
+                results.push(r);
+            }
+            Ok(None) => {}
+            Err(e) => return Err(line_failure(source, e, "nothing from it was written")),
+        }
+    }
+    batch.commit()?;
+    results.iter().for_each(&mut each);
+    Ok(totals)
+}
+
+/// Ingests text as one transaction; used by `cairn demo`.
+pub fn ingest_text(ledger: &Ledger, text: &str, source: &str) -> Result<Totals, Failure> {
+    ingest_whole(ledger, text.as_bytes(), source, |_| {})
+}
+
+fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
+    let _ = if as_json {
+        writeln!(out, "{}", line_result(r))
+    } else {
+        writeln!(
+            out,
+            "line {}: {} {} {}",
+            r.line,
+            if r.new { "appended" } else { "already present" },
+            r.kind,
+            r.rid
+        )
+    };
+}
+
+pub fn run(db: &Path, file: &str, as_json: bool) -> Result<u8, Failure> {
+    if file == "-" {
+        let ledger = Ledger::open(db)?;
+        return stream(&ledger, as_json);
+    }
+    let f = std::fs::File::open(file)
+        .map_err(|e| Failure::usage(format!("cannot read {file}: {e}; check the path")))?;
+    let ledger = Ledger::open(db)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let totals = ingest_whole(&ledger, BufReader::new(f), file, |r| {
+        if as_json {
+            print_result(r, true, &mut out)
+        }
+    })?;
+    if !as_json {
+        let _ = writeln!(
+            out,
+            "ingested {file}: {} lines, {} records appended, {} lines already present; the ledger holds {} records",
+            totals.lines,
+            totals.appended,
+            totals.present,
+            ledger.len()?
+        );
+    }
+    let _ = out.flush();
+    Ok(0)
+}
+
+/// Standard input as a stream: lines are committed in groups (every line already waiting in
+/// the input buffer, up to [`GROUP_COMMIT_LINES`]) and acknowledged only after the commit.
+/// A bad line ends the stream: the good lines before it are committed and acknowledged, the
+/// bad one writes nothing, and the exit code is 2.
+fn stream(ledger: &Ledger, as_json: bool) -> Result<u8, Failure> {
+    let stdin = std::io::stdin();
+    let mut reader = BufReader::with_capacity(1 << 16, stdin.lock().take(u64::MAX));
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut buf = Vec::new();
+    let mut line = 0u64;
+    let mut batch = ledger.batch()?;
+    let mut pending: Vec<(u64, Vec<u8>, LineResult)> = Vec::new();
+    let flush = |batch: cairn::Batch,
+                 pending: &mut Vec<(u64, Vec<u8>, LineResult)>,
+                 out: &mut std::io::StdoutLock|
+     -> Result<(), Failure> {
+        batch.commit()?;
+        for (_, _, r) in pending.drain(..) {
+            print_result(&r, as_json, out);
+        }
+        let _ = out.flush();
+        Ok(())
+    };
+    loop {
+        let more = next_line(&mut reader, &mut buf, "standard input")?;
+        if more {
+            line += 1;
+            match apply_line(&mut batch, line, &buf) {
+                Ok(Some(r)) => pending.push((line, buf.clone(), r)),
+                Ok(None) => {}
+                Err(e) => {
+                    // Start over without the bad line, so its partial writes are gone.
+                    drop(batch);
+                    let mut fresh = ledger.batch()?;
+                    for (n, bytes, _) in &pending {
+                        apply_line(&mut fresh, *n, bytes)
+                            .map_err(|e| line_failure("standard input", e, "nothing was written"))?;
+                    }
+                    flush(fresh, &mut pending, &mut out)?;
+                    return Err(line_failure(
+                        "standard input",
+                        e,
+                        "the lines before it were written and acknowledged, and nothing after it was read",
+                    ));
+                }
+            }
+        }
+        let waiting = !reader.buffer().is_empty();
+        if !more || !waiting || pending.len() >= GROUP_COMMIT_LINES {
+            flush(batch, &mut pending, &mut out)?;
+            if !more {
+                return Ok(0);
+            }
+            batch = ledger.batch()?;
+        }
+    }
+}

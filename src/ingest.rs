@@ -1,0 +1,682 @@
+//! JSON Lines ingest: one record per line, references resolved against the ledger state that
+//! includes every earlier line of the same batch.
+//!
+//! ```
+//! use cairn::{Ledger, ingest};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ledger = Ledger::in_memory()?;
+//! let mut batch = ledger.batch()?;
+//! let lines = [
+//!     r#"{"kind":"span","stream":"s1","turn":212,"role":"user","text":"we are still on libfoo 2.3.1, do not bump."}"#,
+//!     r#"{"kind":"summary","stream":"s1","author":"self","budget":4000,"covers":["turn:212"],"evicts":[],"claims":[{"text":"libfoo stays pinned at 2.3.1","origin":"user-said","witnesses":["turn:212"],"actionable":true}]}"#,
+//! ];
+//! for (i, line) in lines.iter().enumerate() {
+//!     ingest::apply_line(&mut batch, i as u64 + 1, line.as_bytes())?;
+//! }
+//! batch.commit()?;
+//! assert_eq!(ledger.len()?, 3); // the span, the claim, the summary
+//! # Ok(()) }
+//! ```
+
+use crate::error::{Error, ErrorKind};
+use crate::record::{
+    score_from_unit, Action, Author, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
+    PinItem, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict, SCORE_ONE,
+};
+use crate::store::{Batch, Read};
+use serde_json::{Map, Value};
+
+/// A line that cannot be ingested: its number, the field at fault, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}{}: {message}", field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
+pub struct LineError {
+    /// The 1-based line number.
+    pub line: u64,
+    /// The field at fault, if one can be named (`claims[1].witnesses[0]`).
+    pub field: Option<String>,
+    /// What is wrong and what to do.
+    pub message: String,
+    /// Whether the failure is the ledger's, not the line's (exit 3 rather than 2).
+    pub integrity: bool,
+}
+
+/// A claim appended or carried by a summary line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimResult {
+    /// The claim's rid.
+    pub rid: Rid,
+    /// The claim's text.
+    pub text: String,
+    /// Whether this line appended it (false when it already existed).
+    pub new: bool,
+}
+
+/// What one line appended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineResult {
+    /// The 1-based line number.
+    pub line: u64,
+    /// The kind of the line's record.
+    pub kind: Kind,
+    /// The line's record.
+    pub rid: Rid,
+    /// Its log index.
+    pub index: u64,
+    /// False when the record was already in the ledger.
+    pub new: bool,
+    /// For a summary: its claims, in order.
+    pub claims: Vec<ClaimResult>,
+}
+
+struct Ctx<'a> {
+    batch: &'a mut Batch,
+    line: u64,
+}
+
+type Res<T> = Result<T, LineError>;
+
+impl Ctx<'_> {
+    fn err(&self, field: impl Into<Option<String>>, message: impl Into<String>) -> LineError {
+        LineError {
+            line: self.line,
+            field: field.into(),
+            message: message.into(),
+            integrity: false,
+        }
+    }
+
+    fn store_err(&self, field: Option<String>, e: Error) -> LineError {
+        let integrity = e.is_integrity();
+        let field = match e.kind() {
+            ErrorKind::Link { role, .. } => field.or_else(|| Some(role.field().to_string())),
+            _ => field,
+        };
+        LineError {
+            line: self.line,
+            field,
+            message: e.to_string(),
+            integrity,
+        }
+    }
+}
+
+/// Applies one JSON Lines line to a batch. A blank line appends nothing and returns `None`.
+/// On error the batch may hold part of the line (a summary's claims): drop the batch, as
+/// `cairn ingest` does, so that a file applies whole or not at all.
+pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<LineResult>> {
+    let mut ctx = Ctx { batch, line };
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        ctx.err(
+            None,
+            format!(
+                "the line is not valid UTF-8 (bad byte at offset {}); re-encode the file as UTF-8",
+                e.valid_up_to()
+            ),
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        ctx.err(None, format!("malformed JSON at column {}: {e}", e.column()))
+    })?;
+    let Value::Object(map) = value else {
+        return Err(ctx.err(None, "each line must be one JSON object with a `kind` field"));
+    };
+    let obj = Obj::new(&ctx, map, "")?;
+    let kind = obj.str(&ctx, "kind")?;
+    let (record, claims) = match kind {
+        "span" => (span(&ctx, &obj)?, Vec::new()),
+        "claim" => {
+            let stream = obj.str(&ctx, "stream")?.to_string();
+            (Record::Claim(claim(&ctx, &obj, &stream)?), Vec::new())
+        }
+        "summary" => summary(&mut ctx, &obj)?,
+        "pin" => (pin(&ctx, &obj)?, Vec::new()),
+        "judgement" => (judgement(&ctx, &obj)?, Vec::new()),
+        "verdict" => (verdict(&ctx, &obj)?, Vec::new()),
+        "action" => (action(&ctx, &obj)?, Vec::new()),
+        "reground" => (reground(&ctx, &obj)?, Vec::new()),
+        other => {
+            return Err(ctx.err(
+                Some("kind".into()),
+                format!(
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action or reground"
+                ),
+            ))
+        }
+    };
+    obj.check_fields(&ctx, allowed_fields(record.kind()))?;
+    let expected_rid = obj.opt_str(&ctx, "rid")?;
+    let kind = record.kind();
+    let appended = ctx
+        .batch
+        .append(record)
+        .map_err(|e| ctx.store_err(None, e))?;
+    if let Some(expected) = expected_rid {
+        if expected != appended.rid.to_hex() {
+            return Err(ctx.err(
+                Some("rid".into()),
+                format!(
+                    "the line says rid {expected}, but its content hashes to {}; the line was altered, or drop the rid field",
+                    appended.rid
+                ),
+            ));
+        }
+    }
+    Ok(Some(LineResult {
+        line,
+        kind,
+        rid: appended.rid,
+        index: appended.index,
+        new: appended.new,
+        claims,
+    }))
+}
+
+fn allowed_fields(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::Span => &["kind", "stream", "turn", "role", "name", "text", "rid", "index"],
+        Kind::Claim => &[
+            "kind", "stream", "text", "origin", "witnesses", "actionable", "rid", "index",
+        ],
+        Kind::Summary => &[
+            "kind", "stream", "parent", "author", "budget", "covers", "evicts", "claims",
+            "self_score", "reground", "rid", "index",
+        ],
+        Kind::Pin => &["kind", "stream", "name", "items", "rid", "index"],
+        Kind::Judgement => &[
+            "kind", "stream", "claim", "span", "relation", "score", "scorer", "rid", "index",
+        ],
+        Kind::Verdict => &[
+            "kind", "stream", "subject", "admitted", "findings", "self_score", "anchored_score",
+            "policy", "rid", "index",
+        ],
+        Kind::Action => &[
+            "kind", "stream", "text", "irreversible", "relies_on", "rid", "index",
+        ],
+        Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
+    }
+}
+
+/// A JSON object being read, with the path of fields leading to it for messages.
+struct Obj {
+    map: Map<String, Value>,
+    path: String,
+}
+
+impl Obj {
+    fn new(_ctx: &Ctx<'_>, map: Map<String, Value>, path: &str) -> Res<Obj> {
+        Ok(Obj {
+            map,
+            path: path.to_string(),
+        })
+    }
+
+    fn field(&self, name: &str) -> String {
+        if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.path)
+        }
+    }
+
+    fn check_fields(&self, ctx: &Ctx<'_>, allowed: &[&str]) -> Res<()> {
+        for key in self.map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                return Err(ctx.err(
+                    Some(self.field(key)),
+                    format!("unknown field; the fields allowed here are {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn get(&self, name: &str) -> Option<&Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn missing(&self, ctx: &Ctx<'_>, name: &str, what: &str) -> LineError {
+        ctx.err(Some(self.field(name)), format!("missing; give {what}"))
+    }
+
+    fn mistyped(&self, ctx: &Ctx<'_>, name: &str, what: &str, got: &Value) -> LineError {
+        ctx.err(
+            Some(self.field(name)),
+            format!("expected {what}, found {}", type_name(got)),
+        )
+    }
+
+    fn opt_str(&self, ctx: &Ctx<'_>, name: &str) -> Res<Option<&str>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(v) => Err(self.mistyped(ctx, name, "a string", v)),
+        }
+    }
+
+    fn str(&self, ctx: &Ctx<'_>, name: &str) -> Res<&str> {
+        self.opt_str(ctx, name)?
+            .ok_or_else(|| self.missing(ctx, name, "a string"))
+    }
+
+    fn u64(&self, ctx: &Ctx<'_>, name: &str) -> Res<u64> {
+        match self.get(name) {
+            None => Err(self.missing(ctx, name, "a non-negative integer")),
+            Some(v) => v
+                .as_u64()
+                .ok_or_else(|| self.mistyped(ctx, name, "a non-negative integer", v)),
+        }
+    }
+
+    fn bool_or(&self, ctx: &Ctx<'_>, name: &str, default: bool) -> Res<bool> {
+        match self.get(name) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(v) => Err(self.mistyped(ctx, name, "true or false", v)),
+        }
+    }
+
+    fn bool(&self, ctx: &Ctx<'_>, name: &str) -> Res<bool> {
+        match self.get(name) {
+            None => Err(self.missing(ctx, name, "true or false")),
+            Some(_) => self.bool_or(ctx, name, false),
+        }
+    }
+
+    fn opt_score(&self, ctx: &Ctx<'_>, name: &str) -> Res<Option<Score>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .and_then(score_from_unit)
+                .map(Some)
+                .ok_or_else(|| self.mistyped(ctx, name, "a number from 0 to 1", v)),
+        }
+    }
+
+    fn array(&self, ctx: &Ctx<'_>, name: &str) -> Res<&[Value]> {
+        match self.get(name) {
+            None => Ok(&[]),
+            Some(Value::Array(a)) => Ok(a),
+            Some(v) => Err(self.mistyped(ctx, name, "a list", v)),
+        }
+    }
+
+    fn required_array(&self, ctx: &Ctx<'_>, name: &str) -> Res<&[Value]> {
+        match self.get(name) {
+            None => Err(self.missing(ctx, name, "a list")),
+            Some(_) => self.array(ctx, name),
+        }
+    }
+
+    fn named<T>(
+        &self,
+        ctx: &Ctx<'_>,
+        name: &str,
+        parse: fn(&str) -> Option<T>,
+        names: &str,
+    ) -> Res<T> {
+        let s = self.str(ctx, name)?;
+        parse(s).ok_or_else(|| {
+            ctx.err(
+                Some(self.field(name)),
+                format!("unknown value {s:?}; use one of: {}", names.trim_end()),
+            )
+        })
+    }
+
+    fn objects(&self, ctx: &Ctx<'_>, name: &str) -> Res<Vec<Obj>> {
+        let mut out = Vec::new();
+        for (i, v) in self.array(ctx, name)?.iter().enumerate() {
+            let path = format!("{}[{i}]", self.field(name));
+            match v {
+                Value::Object(m) => out.push(Obj::new(ctx, m.clone(), &path)?),
+                other => {
+                    return Err(ctx.err(
+                        Some(path),
+                        format!("expected an object, found {}", type_name(other)),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A parsed reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ref {
+    /// `turn:N`
+    Turn(u64),
+    /// `turn:A..turn:B`, inclusive.
+    Range(u64, u64),
+    /// `prior:N`: claim N of the stream's head summary.
+    Prior(usize),
+    /// A full rid or a hex prefix of at least 8 characters.
+    Hex(String),
+}
+
+/// Parses a reference: `turn:N`, `turn:A..turn:B`, `prior:N`, or hex.
+pub fn parse_ref(s: &str) -> Result<Ref, String> {
+    let number = |t: &str, what: &str| -> Result<u64, String> {
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "{s:?} is not a reference: {what} must be followed by a decimal number"
+            ));
+        }
+        t.parse::<u64>()
+            .map_err(|_| format!("{s:?} is not a reference: the number is too large"))
+    };
+    if let Some(rest) = s.strip_prefix("turn:") {
+        if let Some((a, b)) = rest.split_once("..") {
+            let b = b.strip_prefix("turn:").ok_or_else(|| {
+                format!("{s:?} is not a reference: write a range as turn:A..turn:B")
+            })?;
+            let (a, b) = (number(a, "turn:")?, number(b, "turn:")?);
+            if a > b {
+                return Err(format!("{s:?} is an empty range: the first turn is after the last"));
+            }
+            return Ok(Ref::Range(a, b));
+        }
+        return Ok(Ref::Turn(number(rest, "turn:")?));
+    }
+    if let Some(rest) = s.strip_prefix("prior:") {
+        let n = number(rest, "prior:")?;
+        return usize::try_from(n)
+            .map(Ref::Prior)
+            .map_err(|_| format!("{s:?} is not a reference: the number is too large"));
+    }
+    if s.len() >= 8 && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(Ref::Hex(s.to_ascii_lowercase()));
+    }
+    Err(format!(
+        "{s:?} is not a reference; use turn:N, turn:A..turn:B, prior:N, or a rid (64 hex digits, or a unique prefix of 8 or more)"
+    ))
+}
+
+/// Resolves a reference to the records it names, against the batch's current state.
+pub fn resolve(batch: &Batch, stream: Option<&str>, r: &Ref) -> Result<Vec<Rid>, String> {
+    let need_stream = || {
+        stream.ok_or_else(|| {
+            "turn: and prior: references need the line's `stream` field; add it, or use a rid"
+                .to_string()
+        })
+    };
+    let store = |e: Error| e.to_string();
+    match r {
+        Ref::Turn(n) => {
+            let s = need_stream()?;
+            batch
+                .turn(s, *n)
+                .map_err(store)?
+                .map(|rid| vec![rid])
+                .ok_or_else(|| format!("turn:{n} names no span in stream {s}; ingest that span first"))
+        }
+        Ref::Range(a, b) => {
+            let s = need_stream()?;
+            let spans = batch.turns(s, *a, *b).map_err(store)?;
+            if spans.is_empty() {
+                return Err(format!("turn:{a}..turn:{b} names no span in stream {s}"));
+            }
+            Ok(spans.into_iter().map(|(_, rid)| rid).collect())
+        }
+        Ref::Prior(n) => {
+            let s = need_stream()?;
+            let head = batch.head(s).map_err(store)?.ok_or_else(|| {
+                format!("prior:{n} needs a head summary, and stream {s} has none yet")
+            })?;
+            match batch.get(&head).map_err(store)? {
+                Some(Record::Summary(sum)) => sum.claims.get(*n).copied().ok_or_else(|| {
+                    format!(
+                        "prior:{n} is out of range: the head summary of stream {s} has {} claims (prior:0 to prior:{})",
+                        sum.claims.len(),
+                        sum.claims.len().saturating_sub(1)
+                    )
+                }),
+                _ => Err(format!("the head of stream {s} is not a summary")),
+            }
+            .map(|rid| vec![rid])
+        }
+        Ref::Hex(h) => batch.resolve(h).map(|rid| vec![rid]).map_err(store),
+    }
+}
+
+fn refs(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str, range: bool) -> Res<Vec<Rid>> {
+    let mut out = Vec::new();
+    for (i, v) in obj.array(ctx, name)?.iter().enumerate() {
+        let field = format!("{}[{i}]", obj.field(name));
+        out.extend(one_ref_value(ctx, field, v, stream, range)?);
+    }
+    Ok(out)
+}
+
+fn one_ref_value(
+    ctx: &Ctx<'_>,
+    field: String,
+    v: &Value,
+    stream: Option<&str>,
+    range: bool,
+) -> Res<Vec<Rid>> {
+    let Value::String(s) = v else {
+        return Err(ctx.err(
+            Some(field),
+            format!("expected a reference string, found {}", type_name(v)),
+        ));
+    };
+    let r = parse_ref(s).map_err(|m| ctx.err(Some(field.clone()), m))?;
+    if !range && matches!(r, Ref::Range(..)) {
+        return Err(ctx.err(Some(field), "a range names many spans; this field takes one record"));
+    }
+    resolve(ctx.batch, stream, &r).map_err(|m| ctx.err(Some(field), m))
+}
+
+fn one_ref(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str) -> Res<Rid> {
+    let v = obj
+        .get(name)
+        .ok_or_else(|| obj.missing(ctx, name, "a reference"))?;
+    Ok(one_ref_value(ctx, obj.field(name), v, stream, false)?[0])
+}
+
+fn span(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    Ok(Record::Span(Span {
+        stream: obj.str(ctx, "stream")?.to_string(),
+        turn: obj.u64(ctx, "turn")?,
+        role: obj.named(ctx, "role", Role::from_name, Role::NAMES)?,
+        tool: obj.opt_str(ctx, "name")?.map(str::to_string),
+        text: obj.str(ctx, "text")?.to_string(),
+    }))
+}
+
+fn claim(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Claim> {
+    Ok(Claim {
+        stream: stream.to_string(),
+        text: obj.str(ctx, "text")?.to_string(),
+        origin: obj
+            .opt_str(ctx, "origin")?
+            .map(Origin::from_tag)
+            .unwrap_or(Origin::Missing),
+        witnesses: refs(ctx, obj, Some(stream), "witnesses", true)?,
+        actionable: obj.bool_or(ctx, "actionable", false)?,
+    })
+}
+
+fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
+    let stream = obj.str(ctx, "stream")?.to_string();
+    let parent = match obj.get("parent") {
+        Some(_) => Some(one_ref(ctx, obj, Some(&stream), "parent")?),
+        None => ctx.batch.head(&stream).map_err(|e| ctx.store_err(None, e))?,
+    };
+    let author = obj.named(ctx, "author", Author::from_name, Author::NAMES)?;
+    let budget = obj.u64(ctx, "budget")?;
+    let covers = refs(ctx, obj, Some(&stream), "covers", true)?;
+    let evicts = refs(ctx, obj, Some(&stream), "evicts", true)?;
+    let self_score = obj.opt_score(ctx, "self_score")?;
+    let reground = obj.bool_or(ctx, "reground", false)?;
+    obj.required_array(ctx, "claims")?;
+    // Resolve every claim before appending any, so a bad claim leaves nothing behind.
+    let mut pending = Vec::new();
+    for (i, v) in obj.array(ctx, "claims")?.iter().enumerate() {
+        let field = format!("claims[{i}]");
+        match v {
+            Value::String(_) => {
+                let rid = one_ref_value(ctx, field.clone(), v, Some(&stream), false)?[0];
+                match ctx.batch.get(&rid).map_err(|e| ctx.store_err(None, e))? {
+                    Some(Record::Claim(c)) => pending.push((field, Err((rid, c.text)))),
+                    Some(other) => {
+                        return Err(ctx.err(
+                            Some(field),
+                            format!("{rid} is a {}, but a summary's claims must be claims", other.kind()),
+                        ))
+                    }
+                    None => return Err(ctx.err(Some(field), format!("{rid} is not in the ledger"))),
+                }
+            }
+            Value::Object(m) => {
+                let o = Obj::new(ctx, m.clone(), &field)?;
+                o.check_fields(ctx, &["text", "origin", "witnesses", "actionable"])?;
+                pending.push((field, Ok(claim(ctx, &o, &stream)?)));
+            }
+            other => {
+                return Err(ctx.err(
+                    Some(field),
+                    format!("expected a claim object or a reference, found {}", type_name(other)),
+                ))
+            }
+        }
+    }
+    let mut sum = Summary {
+        stream: stream.clone(),
+        parent,
+        author,
+        budget,
+        covers,
+        evicts,
+        claims: Vec::new(),
+        self_score,
+        reground,
+    };
+    let mut results = Vec::new();
+    for (field, p) in pending {
+        let result = match p {
+            Ok(c) => {
+                let text = c.text.clone();
+                let a = ctx.batch.append(c).map_err(|e| ctx.store_err(Some(field.clone()), e))?;
+                ClaimResult {
+                    rid: a.rid,
+                    text,
+                    new: a.new,
+                }
+            }
+            Err((rid, text)) => ClaimResult {
+                rid,
+                text,
+                new: false,
+            },
+        };
+        if sum.claims.contains(&result.rid) {
+            return Err(ctx.err(Some(field), "this claim is already listed in the same summary"));
+        }
+        sum.claims.push(result.rid);
+        results.push(result);
+    }
+    Ok((Record::Summary(sum), results))
+}
+
+fn pin(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.str(ctx, "stream")?.to_string();
+    let name = obj.str(ctx, "name")?.to_string();
+    obj.required_array(ctx, "items")?;
+    let mut items = Vec::new();
+    for o in obj.objects(ctx, "items")? {
+        o.check_fields(ctx, &["class", "text", "witness"])?;
+        let witness = match o.get("witness") {
+            Some(_) => Some(one_ref(ctx, &o, Some(&stream), "witness")?),
+            None => None,
+        };
+        items.push(PinItem {
+            class: o.named(ctx, "class", PinClass::from_name, PinClass::NAMES)?,
+            text: o.str(ctx, "text")?.to_string(),
+            witness,
+        });
+    }
+    if items.is_empty() {
+        return Err(ctx.err(Some("items".into()), "a pin needs at least one item"));
+    }
+    Ok(Record::Pin(Pin {
+        stream,
+        name,
+        items,
+    }))
+}
+
+fn judgement(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    Ok(Record::Judgement(Judgement {
+        claim: one_ref(ctx, obj, stream, "claim")?,
+        span: one_ref(ctx, obj, stream, "span")?,
+        relation: obj.named(ctx, "relation", Relation::from_name, Relation::NAMES)?,
+        score: obj.opt_score(ctx, "score")?.unwrap_or(SCORE_ONE),
+        scorer: obj.opt_str(ctx, "scorer")?.unwrap_or("person").to_string(),
+    }))
+}
+
+fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    let mut findings = Vec::new();
+    for o in obj.objects(ctx, "findings")? {
+        o.check_fields(ctx, &["gate", "subject", "detail"])?;
+        findings.push(Finding {
+            gate: o.str(ctx, "gate")?.to_string(),
+            subject: one_ref(ctx, &o, stream, "subject")?,
+            detail: o.str(ctx, "detail")?.to_string(),
+        });
+    }
+    let policy = match obj.opt_str(ctx, "policy")? {
+        None => [0u8; 32],
+        Some(h) => h.parse::<Rid>().map(|r| r.0).map_err(|e| {
+            ctx.err(Some("policy".into()), format!("expected a 64-digit hex hash: {e}"))
+        })?,
+    };
+    Ok(Record::Verdict(Verdict {
+        subject: one_ref(ctx, obj, stream, "subject")?,
+        admitted: obj.bool(ctx, "admitted")?,
+        findings,
+        self_score: obj.opt_score(ctx, "self_score")?,
+        anchored_score: obj.opt_score(ctx, "anchored_score")?,
+        policy,
+    }))
+}
+
+fn action(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.str(ctx, "stream")?.to_string();
+    Ok(Record::Action(Action {
+        text: obj.str(ctx, "text")?.to_string(),
+        irreversible: obj.bool_or(ctx, "irreversible", false)?,
+        relies_on: refs(ctx, obj, Some(&stream), "relies_on", false)?,
+        stream,
+    }))
+}
+
+fn reground(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    Ok(Record::Reground(Reground {
+        claim: one_ref(ctx, obj, stream, "claim")?,
+        spans: refs(ctx, obj, stream, "spans", true)?,
+        score: obj
+            .opt_score(ctx, "score")?
+            .ok_or_else(|| obj.missing(ctx, "score", "a number from 0 to 1"))?,
+    }))
+}

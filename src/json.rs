@@ -1,0 +1,89 @@
+//! Records as JSON, in the field names of the JSON Lines input, with links as full rids.
+//! An exported line can be ingested again and gives the same rid.
+
+use crate::ingest::LineResult;
+use crate::record::{score_to_unit, Record, Rid, Score};
+use serde_json::{json, Map, Value};
+
+fn rids(v: &[Rid]) -> Value {
+    Value::Array(v.iter().map(|r| Value::String(r.to_hex())).collect())
+}
+
+fn opt_score(s: Option<Score>) -> Value {
+    s.map(|s| json!(score_to_unit(s))).unwrap_or(Value::Null)
+}
+
+/// A record's fields as a JSON object, `kind` first.
+pub fn record(r: &Record) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("kind".into(), json!(r.kind().name()));
+    let fields = match r {
+        Record::Span(s) => json!({
+            "stream": s.stream, "turn": s.turn, "role": s.role.name(), "name": s.tool,
+            "text": s.text,
+        }),
+        Record::Claim(c) => json!({
+            "stream": c.stream, "text": c.text, "origin": c.origin.tag(),
+            "witnesses": rids(&c.witnesses), "actionable": c.actionable,
+        }),
+        Record::Summary(s) => json!({
+            "stream": s.stream, "parent": s.parent.map(|p| p.to_hex()),
+            "author": s.author.name(), "budget": s.budget, "covers": rids(&s.covers),
+            "evicts": rids(&s.evicts), "claims": rids(&s.claims),
+            "self_score": opt_score(s.self_score), "reground": s.reground,
+        }),
+        Record::Pin(p) => json!({
+            "stream": p.stream, "name": p.name,
+            "items": p.items.iter().map(|i| json!({
+                "class": i.class.name(), "text": i.text, "witness": i.witness.map(|w| w.to_hex()),
+            })).collect::<Vec<_>>(),
+        }),
+        Record::Judgement(j) => json!({
+            "claim": j.claim.to_hex(), "span": j.span.to_hex(), "relation": j.relation.name(),
+            "score": score_to_unit(j.score), "scorer": j.scorer,
+        }),
+        Record::Verdict(v) => json!({
+            "subject": v.subject.to_hex(), "admitted": v.admitted,
+            "findings": v.findings.iter().map(|f| json!({
+                "gate": f.gate, "subject": f.subject.to_hex(), "detail": f.detail,
+            })).collect::<Vec<_>>(),
+            "self_score": opt_score(v.self_score), "anchored_score": opt_score(v.anchored_score),
+            "policy": Rid(v.policy).to_hex(),
+        }),
+        Record::Action(a) => json!({
+            "stream": a.stream, "text": a.text, "irreversible": a.irreversible,
+            "relies_on": rids(&a.relies_on),
+        }),
+        Record::Reground(g) => json!({
+            "claim": g.claim.to_hex(), "spans": rids(&g.spans), "score": score_to_unit(g.score),
+        }),
+    };
+    if let Value::Object(f) = fields {
+        m.extend(f.into_iter().filter(|(_, v)| !v.is_null()));
+    }
+    m
+}
+
+/// An export line: the record's fields plus its `rid` and log `index`.
+pub fn export_line(index: u64, rid: Rid, r: &Record) -> Value {
+    let mut m = record(r);
+    m.insert("rid".into(), json!(rid.to_hex()));
+    m.insert("index".into(), json!(index));
+    Value::Object(m)
+}
+
+/// The `ingest --json` result for one line.
+pub fn line_result(r: &LineResult) -> Value {
+    let mut v = json!({
+        "line": r.line, "kind": r.kind.name(), "rid": r.rid.to_hex(), "index": r.index,
+        "new": r.new,
+    });
+    if r.kind == crate::record::Kind::Summary {
+        v["claims"] = r
+            .claims
+            .iter()
+            .map(|c| json!({"rid": c.rid.to_hex(), "text": c.text, "new": c.new}))
+            .collect();
+    }
+    v
+}

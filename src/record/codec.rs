@@ -1,0 +1,141 @@
+//! Canonical bytes: `[FORMAT_VERSION, kind, bincode body...]`.
+
+use super::{Kind, Record};
+use bincode::config::{Configuration, Fixint, LittleEndian, Limit};
+
+/// The format version written as the first byte of every record.
+pub const FORMAT_VERSION: u8 = 1;
+
+/// The largest record accepted, in bytes (16 MiB).
+pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
+
+type Config = Configuration<LittleEndian, Fixint, Limit<MAX_RECORD_BYTES>>;
+
+const CONFIG: Config = bincode::config::standard()
+    .with_fixed_int_encoding()
+    .with_little_endian()
+    .with_limit::<MAX_RECORD_BYTES>();
+
+/// Why bytes are not a canonical record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    /// Fewer than two bytes.
+    #[error("the record is {0} bytes long, shorter than its two header bytes")]
+    TooShort(usize),
+    /// Above [`MAX_RECORD_BYTES`].
+    #[error("the record is {0} bytes long, above the limit of {MAX_RECORD_BYTES} bytes")]
+    TooLong(usize),
+    /// An unknown format version.
+    #[error("the record has format version {0}, and this build reads version {FORMAT_VERSION}")]
+    Version(u8),
+    /// An unknown kind byte.
+    #[error("the record has kind byte {0}, which names no record kind (1 to 8)")]
+    UnknownKind(u8),
+    /// The body did not decode.
+    #[error("the {kind} body does not decode: {reason}")]
+    Body {
+        /// The kind named by the header.
+        kind: Kind,
+        /// bincode's explanation.
+        reason: String,
+    },
+    /// Bytes after the body.
+    #[error("the {kind} record has {extra} bytes after its body")]
+    Trailing {
+        /// The kind named by the header.
+        kind: Kind,
+        /// How many bytes follow the body.
+        extra: usize,
+    },
+    /// The body decoded but is not in canonical form.
+    #[error("the {kind} record is not canonical: {reason}")]
+    NotCanonical {
+        /// The kind named by the header.
+        kind: Kind,
+        /// The rule it breaks.
+        reason: String,
+    },
+}
+
+/// The canonical bytes of a record. A record that is not in canonical form is canonicalised
+/// first, so one logical record always has one encoding.
+pub fn encode(record: &Record) -> Vec<u8> {
+    if record.canonical_violation().is_some() {
+        let mut r = record.clone();
+        r.canonicalize();
+        if r.canonical_violation().is_none() {
+            return encode_raw(&r);
+        }
+    }
+    encode_raw(record)
+}
+
+fn encode_raw(record: &Record) -> Vec<u8> {
+    let mut out = vec![FORMAT_VERSION, record.kind() as u8];
+    let body = match record {
+        Record::Span(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Claim(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Summary(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Pin(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Judgement(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Verdict(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Action(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Reground(r) => bincode::encode_to_vec(r, CONFIG),
+    };
+    // Encoding into a Vec fails only past the size limit, which a record that was decoded or
+    // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
+    out.extend(body.unwrap_or_default());
+    out
+}
+
+fn body<T: bincode::Decode<()>>(kind: Kind, bytes: &[u8]) -> Result<T, DecodeError> {
+    let (value, used) = bincode::decode_from_slice::<T, _>(bytes, CONFIG).map_err(|e| {
+        DecodeError::Body {
+            kind,
+            reason: e.to_string(),
+        }
+    })?;
+    if used != bytes.len() {
+        return Err(DecodeError::Trailing {
+            kind,
+            extra: bytes.len() - used,
+        });
+    }
+    Ok(value)
+}
+
+/// Decodes canonical bytes. Rejects trailing bytes, non-canonical bodies, and any input whose
+/// re-encoding differs from it.
+pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {
+    if bytes.len() < 2 {
+        return Err(DecodeError::TooShort(bytes.len()));
+    }
+    if bytes.len() > MAX_RECORD_BYTES {
+        return Err(DecodeError::TooLong(bytes.len()));
+    }
+    if bytes[0] != FORMAT_VERSION {
+        return Err(DecodeError::Version(bytes[0]));
+    }
+    let kind = Kind::from_byte(bytes[1]).ok_or(DecodeError::UnknownKind(bytes[1]))?;
+    let b = &bytes[2..];
+    let record = match kind {
+        Kind::Span => Record::Span(body(kind, b)?),
+        Kind::Claim => Record::Claim(body(kind, b)?),
+        Kind::Summary => Record::Summary(body(kind, b)?),
+        Kind::Pin => Record::Pin(body(kind, b)?),
+        Kind::Judgement => Record::Judgement(body(kind, b)?),
+        Kind::Verdict => Record::Verdict(body(kind, b)?),
+        Kind::Action => Record::Action(body(kind, b)?),
+        Kind::Reground => Record::Reground(body(kind, b)?),
+    };
+    if let Some(reason) = record.canonical_violation() {
+        return Err(DecodeError::NotCanonical { kind, reason });
+    }
+    if encode_raw(&record) != bytes {
+        return Err(DecodeError::NotCanonical {
+            kind,
+            reason: "re-encoding the decoded record gives different bytes".into(),
+        });
+    }
+    Ok(record)
+}

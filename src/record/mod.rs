@@ -1,0 +1,587 @@
+//! Record kinds, their canonical bytes, and their identity.
+//!
+//! Every record is an immutable value. Its canonical bytes are one format-version byte, one kind
+//! byte, and the body encoded with bincode 2 using fixed-width little-endian integers. Its id
+//! (rid) is `BLAKE3(0x00 || bytes)`, which is also the record's leaf hash in a Merkle log.
+//! SPEC.md gives the byte layout of every kind.
+
+mod codec;
+pub(crate) mod rid;
+
+pub use codec::{decode, encode, DecodeError, FORMAT_VERSION, MAX_RECORD_BYTES};
+pub use rid::{Rid, RidParseError};
+
+use bincode::{Decode, Encode};
+
+/// Scores are integers in parts per ten thousand: `10_000` is 1.0.
+pub type Score = u16;
+
+/// The largest valid [`Score`], standing for 1.0.
+pub const SCORE_ONE: Score = 10_000;
+
+/// The kind of a record, as stored in its second byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// Raw primary evidence: one turn of a stream.
+    Span = 1,
+    /// A proposition with provenance links to its witnesses.
+    Claim = 2,
+    /// A compaction proposal.
+    Summary = 3,
+    /// A write-once constraint set.
+    Pin = 4,
+    /// A scorer's or a person's assertion about a claim and a span.
+    Judgement = 5,
+    /// The outcome of gating a summary or an action.
+    Verdict = 6,
+    /// A proposed action.
+    Action = 7,
+    /// A claim re-checked against its raw spans.
+    Reground = 8,
+}
+
+impl Kind {
+    /// The kind stored under this byte, if any.
+    pub fn from_byte(b: u8) -> Option<Kind> {
+        Some(match b {
+            1 => Kind::Span,
+            2 => Kind::Claim,
+            3 => Kind::Summary,
+            4 => Kind::Pin,
+            5 => Kind::Judgement,
+            6 => Kind::Verdict,
+            7 => Kind::Action,
+            8 => Kind::Reground,
+            _ => return None,
+        })
+    }
+
+    /// The lower-case name used in JSON Lines and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Span => "span",
+            Kind::Claim => "claim",
+            Kind::Summary => "summary",
+            Kind::Pin => "pin",
+            Kind::Judgement => "judgement",
+            Kind::Verdict => "verdict",
+            Kind::Action => "action",
+            Kind::Reground => "reground",
+        }
+    }
+
+    /// Every kind, in byte order.
+    pub const ALL: [Kind; 8] = [
+        Kind::Span,
+        Kind::Claim,
+        Kind::Summary,
+        Kind::Pin,
+        Kind::Judgement,
+        Kind::Verdict,
+        Kind::Action,
+        Kind::Reground,
+    ];
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Who spoke a span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub enum Role {
+    /// The person directing the agent.
+    User,
+    /// The agent itself.
+    Assistant,
+    /// A tool's output.
+    Tool,
+    /// The system prompt or runtime.
+    System,
+}
+
+/// Where a claim says it came from. `Missing` and `Other` are kept so the gates can flag them.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub enum Origin {
+    /// The user said it.
+    UserSaid,
+    /// A tool printed it.
+    ToolOutput,
+    /// Somebody said it with a hedge ("I think ...").
+    Hedged,
+    /// The agent inferred it.
+    Inferred,
+    /// No origin tag was given.
+    Missing,
+    /// A tag outside the four known ones, kept byte-exact.
+    Other(String),
+}
+
+/// Who wrote a summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub enum Author {
+    /// The agent summarised its own context.
+    SelfAuthored,
+    /// A separate pass with access to the raw spans.
+    Separate,
+}
+
+/// The class of a pinned item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub enum PinClass {
+    /// Something that must never be done.
+    Prohibition,
+    /// A numeric commitment: a version, budget, deadline or limit.
+    Commitment,
+    /// A failed attempt whose reason prevents a retry.
+    FailedAttempt,
+    /// A named external entity that must not be confused.
+    Entity,
+}
+
+/// How a span bears on a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub enum Relation {
+    /// The span entails the claim.
+    Entails,
+    /// The span contradicts the claim.
+    Contradicts,
+    /// Neither.
+    Neutral,
+}
+
+/// Raw primary evidence: one turn of one stream. The only kind that can anchor a claim.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Span {
+    /// The stream (agent session) it belongs to.
+    pub stream: String,
+    /// Its turn number; `(stream, turn)` names at most one span.
+    pub turn: u64,
+    /// Who spoke it.
+    pub role: Role,
+    /// The tool's name, for tool output.
+    pub tool: Option<String>,
+    /// The text, byte-exact.
+    pub text: String,
+}
+
+/// A proposition with links to its witnesses (spans or earlier claims).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Claim {
+    /// The stream it belongs to.
+    pub stream: String,
+    /// The proposition.
+    pub text: String,
+    /// Its provenance tag.
+    pub origin: Origin,
+    /// Rids of spans or claims, sorted and de-duplicated.
+    pub witnesses: Vec<Rid>,
+    /// Whether the agent may act on it.
+    pub actionable: bool,
+}
+
+/// A compaction proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Summary {
+    /// The stream it compacts.
+    pub stream: String,
+    /// The summary it replaces, if any.
+    pub parent: Option<Rid>,
+    /// Who wrote it.
+    pub author: Author,
+    /// The token budget it was written under.
+    pub budget: u64,
+    /// The spans of its immediate source window, sorted and de-duplicated.
+    pub covers: Vec<Rid>,
+    /// The spans it removes from the agent's window, sorted and de-duplicated.
+    pub evicts: Vec<Rid>,
+    /// Its claims, in order (`prior:N` counts from 0), without repeats.
+    pub claims: Vec<Rid>,
+    /// The fidelity score it reported for itself.
+    pub self_score: Option<Score>,
+    /// Whether it asks for its carried claims to be re-grounded at the gate.
+    pub reground: bool,
+}
+
+/// One item of a pinned constraint set.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct PinItem {
+    /// What kind of constraint it is.
+    pub class: PinClass,
+    /// The constraint, as text.
+    pub text: String,
+    /// The span it was taken from, if known.
+    pub witness: Option<Rid>,
+}
+
+/// A write-once constraint set, named within its stream.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Pin {
+    /// The stream it constrains.
+    pub stream: String,
+    /// Its name; `(stream, name)` holds one pin forever.
+    pub name: String,
+    /// The items, in the order given.
+    pub items: Vec<PinItem>,
+}
+
+/// What a scorer or a person asserted about a claim and a span.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Judgement {
+    /// The claim judged.
+    pub claim: Rid,
+    /// The span it was judged against.
+    pub span: Rid,
+    /// The relation found.
+    pub relation: Relation,
+    /// Confidence in parts per ten thousand.
+    pub score: Score,
+    /// Who judged: a scorer id or a person.
+    pub scorer: String,
+}
+
+/// One gate finding inside a verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Finding {
+    /// The gate's stable name, such as `unanchored-claim`.
+    pub gate: String,
+    /// The record the finding is about.
+    pub subject: Rid,
+    /// A sentence saying what was found.
+    pub detail: String,
+}
+
+/// The outcome of gating a summary or an action.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Verdict {
+    /// The summary or action gated.
+    pub subject: Rid,
+    /// Whether it was admitted.
+    pub admitted: bool,
+    /// What the gates found, in gate order.
+    pub findings: Vec<Finding>,
+    /// The score the proposal reported for itself.
+    pub self_score: Option<Score>,
+    /// The score anchored to the pinned reference.
+    pub anchored_score: Option<Score>,
+    /// BLAKE3 of the policy the gates ran under.
+    pub policy: [u8; 32],
+}
+
+/// A proposed action, gated before the agent acts.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Action {
+    /// The stream it belongs to.
+    pub stream: String,
+    /// What the agent means to do.
+    pub text: String,
+    /// Whether it cannot be undone.
+    pub irreversible: bool,
+    /// The claims it relies on, sorted and de-duplicated.
+    pub relies_on: Vec<Rid>,
+}
+
+/// A claim re-checked against its raw-span ancestors.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Reground {
+    /// The claim re-checked.
+    pub claim: Rid,
+    /// The raw spans it was checked against, sorted and de-duplicated.
+    pub spans: Vec<Rid>,
+    /// The entailment score found.
+    pub score: Score,
+}
+
+/// Any record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// See [`Span`].
+    Span(Span),
+    /// See [`Claim`].
+    Claim(Claim),
+    /// See [`Summary`].
+    Summary(Summary),
+    /// See [`Pin`].
+    Pin(Pin),
+    /// See [`Judgement`].
+    Judgement(Judgement),
+    /// See [`Verdict`].
+    Verdict(Verdict),
+    /// See [`Action`].
+    Action(Action),
+    /// See [`Reground`].
+    Reground(Reground),
+}
+
+macro_rules! record_from {
+    ($($k:ident),*) => {$(
+        impl From<$k> for Record {
+            fn from(v: $k) -> Record {
+                Record::$k(v)
+            }
+        }
+    )*};
+}
+record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground);
+
+/// A role of a link from one record to another, used in messages and in the reverse-link table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkRole {
+    /// A claim's witness.
+    Witness,
+    /// A summary's parent.
+    Parent,
+    /// A span a summary covers.
+    Covers,
+    /// A span a summary evicts.
+    Evicts,
+    /// A claim a summary holds.
+    SummaryClaim,
+    /// A pin item's witness span.
+    PinWitness,
+    /// The claim a judgement or reground is about.
+    Claim,
+    /// The span a judgement is about.
+    JudgedSpan,
+    /// The subject of a verdict.
+    Subject,
+    /// A claim an action relies on.
+    ReliesOn,
+    /// A span a reground checked against.
+    RegroundSpan,
+}
+
+impl LinkRole {
+    /// The field name used in JSON Lines and in messages.
+    pub fn field(self) -> &'static str {
+        match self {
+            LinkRole::Witness => "witnesses",
+            LinkRole::Parent => "parent",
+            LinkRole::Covers => "covers",
+            LinkRole::Evicts => "evicts",
+            LinkRole::SummaryClaim => "claims",
+            LinkRole::PinWitness => "witness",
+            LinkRole::Claim => "claim",
+            LinkRole::JudgedSpan => "span",
+            LinkRole::Subject => "subject",
+            LinkRole::ReliesOn => "relies_on",
+            LinkRole::RegroundSpan => "spans",
+        }
+    }
+
+    /// The kinds a link in this role may point to.
+    pub fn allowed(self) -> &'static [Kind] {
+        match self {
+            LinkRole::Witness => &[Kind::Span, Kind::Claim],
+            LinkRole::Parent => &[Kind::Summary],
+            LinkRole::Covers
+            | LinkRole::Evicts
+            | LinkRole::PinWitness
+            | LinkRole::JudgedSpan
+            | LinkRole::RegroundSpan => &[Kind::Span],
+            LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
+            LinkRole::Subject => &[Kind::Summary, Kind::Action],
+        }
+    }
+
+    /// Whether the target must belong to the same stream as the record that links to it.
+    pub fn same_stream(self) -> bool {
+        matches!(
+            self,
+            LinkRole::Parent
+                | LinkRole::Covers
+                | LinkRole::Evicts
+                | LinkRole::SummaryClaim
+                | LinkRole::PinWitness
+        )
+    }
+}
+
+impl Record {
+    /// This record's kind.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Record::Span(_) => Kind::Span,
+            Record::Claim(_) => Kind::Claim,
+            Record::Summary(_) => Kind::Summary,
+            Record::Pin(_) => Kind::Pin,
+            Record::Judgement(_) => Kind::Judgement,
+            Record::Verdict(_) => Kind::Verdict,
+            Record::Action(_) => Kind::Action,
+            Record::Reground(_) => Kind::Reground,
+        }
+    }
+
+    /// The stream the record belongs to, for the kinds that name one.
+    pub fn stream(&self) -> Option<&str> {
+        match self {
+            Record::Span(r) => Some(&r.stream),
+            Record::Claim(r) => Some(&r.stream),
+            Record::Summary(r) => Some(&r.stream),
+            Record::Pin(r) => Some(&r.stream),
+            Record::Action(r) => Some(&r.stream),
+            Record::Judgement(_) | Record::Verdict(_) | Record::Reground(_) => None,
+        }
+    }
+
+    /// Every outgoing link, with its role, in encoding order.
+    pub fn links(&self) -> Vec<(LinkRole, Rid)> {
+        fn all(role: LinkRole, rids: &[Rid]) -> impl Iterator<Item = (LinkRole, Rid)> + '_ {
+            rids.iter().map(move |r| (role, *r))
+        }
+        match self {
+            Record::Span(_) => Vec::new(),
+            Record::Claim(c) => all(LinkRole::Witness, &c.witnesses).collect(),
+            Record::Summary(s) => s
+                .parent
+                .iter()
+                .map(|p| (LinkRole::Parent, *p))
+                .chain(all(LinkRole::Covers, &s.covers))
+                .chain(all(LinkRole::Evicts, &s.evicts))
+                .chain(all(LinkRole::SummaryClaim, &s.claims))
+                .collect(),
+            Record::Pin(p) => p
+                .items
+                .iter()
+                .filter_map(|i| i.witness.map(|w| (LinkRole::PinWitness, w)))
+                .collect(),
+            Record::Judgement(j) => vec![(LinkRole::Claim, j.claim), (LinkRole::JudgedSpan, j.span)],
+            Record::Verdict(v) => vec![(LinkRole::Subject, v.subject)],
+            Record::Action(a) => all(LinkRole::ReliesOn, &a.relies_on).collect(),
+            Record::Reground(r) => std::iter::once((LinkRole::Claim, r.claim))
+                .chain(all(LinkRole::RegroundSpan, &r.spans))
+                .collect(),
+        }
+    }
+
+    /// Puts the record in canonical form: link sets sorted and de-duplicated, known origin tags
+    /// written as their variant. Summary claims keep their order.
+    pub fn canonicalize(&mut self) {
+        fn set(v: &mut Vec<Rid>) {
+            v.sort_unstable();
+            v.dedup();
+        }
+        match self {
+            Record::Claim(c) => {
+                set(&mut c.witnesses);
+                if let Origin::Other(tag) = &c.origin {
+                    if let Some(known) = Origin::parse_known(tag) {
+                        c.origin = known;
+                    }
+                }
+            }
+            Record::Summary(s) => {
+                set(&mut s.covers);
+                set(&mut s.evicts);
+            }
+            Record::Action(a) => set(&mut a.relies_on),
+            Record::Reground(r) => set(&mut r.spans),
+            Record::Span(_) | Record::Pin(_) | Record::Judgement(_) | Record::Verdict(_) => {}
+        }
+    }
+
+    /// The first rule of canonical form this record breaks, if any.
+    pub fn canonical_violation(&self) -> Option<String> {
+        fn set(field: &str, v: &[Rid]) -> Option<String> {
+            v.windows(2)
+                .any(|w| w[0] >= w[1])
+                .then(|| format!("`{field}` is not sorted and free of repeats"))
+        }
+        fn score(field: &str, s: Option<Score>) -> Option<String> {
+            s.filter(|s| *s > SCORE_ONE)
+                .map(|s| format!("`{field}` is {s}, above the maximum of {SCORE_ONE}"))
+        }
+        match self {
+            Record::Span(_) | Record::Pin(_) => None,
+            Record::Claim(c) => set("witnesses", &c.witnesses).or_else(|| match &c.origin {
+                Origin::Other(t) if Origin::parse_known(t).is_some() => {
+                    Some(format!("origin tag `{t}` is stored as free text"))
+                }
+                _ => None,
+            }),
+            Record::Summary(s) => set("covers", &s.covers)
+                .or_else(|| set("evicts", &s.evicts))
+                .or_else(|| score("self_score", s.self_score))
+                .or_else(|| {
+                    let mut seen = s.claims.clone();
+                    seen.sort_unstable();
+                    seen.windows(2)
+                        .any(|w| w[0] == w[1])
+                        .then(|| "`claims` lists a claim twice".to_string())
+                }),
+            Record::Judgement(j) => score("score", Some(j.score)),
+            Record::Verdict(v) => {
+                score("self_score", v.self_score).or_else(|| score("anchored_score", v.anchored_score))
+            }
+            Record::Action(a) => set("relies_on", &a.relies_on),
+            Record::Reground(r) => set("spans", &r.spans).or_else(|| score("score", Some(r.score))),
+        }
+    }
+}
+
+impl Origin {
+    /// The tag as written in JSON Lines; `None` for a missing tag.
+    pub fn tag(&self) -> Option<&str> {
+        Some(match self {
+            Origin::UserSaid => "user-said",
+            Origin::ToolOutput => "tool-output",
+            Origin::Hedged => "hedged",
+            Origin::Inferred => "inferred",
+            Origin::Missing => return None,
+            Origin::Other(t) => t,
+        })
+    }
+
+    fn parse_known(tag: &str) -> Option<Origin> {
+        Some(match tag {
+            "user-said" => Origin::UserSaid,
+            "tool-output" => Origin::ToolOutput,
+            "hedged" => Origin::Hedged,
+            "inferred" => Origin::Inferred,
+            _ => return None,
+        })
+    }
+
+    /// The origin for a tag: one of the four known ones, or `Other`.
+    pub fn from_tag(tag: &str) -> Origin {
+        Origin::parse_known(tag).unwrap_or_else(|| Origin::Other(tag.to_string()))
+    }
+}
+
+macro_rules! names {
+    ($t:ty { $($v:ident = $s:literal),* }) => {
+        impl $t {
+            /// The name used in JSON Lines.
+            pub fn name(self) -> &'static str {
+                match self { $(<$t>::$v => $s),* }
+            }
+            /// The value for a JSON Lines name.
+            pub fn from_name(s: &str) -> Option<Self> {
+                match s { $($s => Some(<$t>::$v),)* _ => None }
+            }
+            /// Every accepted name, for messages.
+            pub const NAMES: &'static str = concat!($($s, " "),*);
+        }
+    };
+}
+names!(Role { User = "user", Assistant = "assistant", Tool = "tool", System = "system" });
+names!(Author { SelfAuthored = "self", Separate = "separate" });
+names!(PinClass {
+    Prohibition = "prohibition",
+    Commitment = "commitment",
+    FailedAttempt = "failed-attempt",
+    Entity = "entity"
+});
+names!(Relation { Entails = "entails", Contradicts = "contradicts", Neutral = "neutral" });
+
+/// A JSON number in [0, 1] as parts per ten thousand, rounded to the nearest.
+pub fn score_from_unit(x: f64) -> Option<Score> {
+    (x.is_finite() && (0.0..=1.0).contains(&x)).then(|| (x * f64::from(SCORE_ONE)).round() as Score)
+}
+
+/// A score as a number in [0, 1].
+pub fn score_to_unit(s: Score) -> f64 {
+    f64::from(s) / f64::from(SCORE_ONE)
+}

@@ -1,0 +1,527 @@
+//! The ledger on redb: one file, append-only, with facts derived at append time.
+
+mod read;
+pub mod tables;
+mod verify;
+
+pub use read::{Read, Tx};
+pub use tables::{Facts, StreamState};
+pub use verify::{Discrepancy, VerifyReport};
+
+use crate::error::{ErrorKind, Result};
+use crate::record::{
+    decode, encode, Author, Kind, Record, Rid, FORMAT_VERSION, MAX_RECORD_BYTES,
+};
+use redb::{
+    Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
+    ReadableTableMetadata, StorageError, WriteTransaction,
+};
+use std::path::{Path, PathBuf};
+use tables::*;
+
+/// An open ledger file.
+pub struct Ledger {
+    db: Database,
+    path: PathBuf,
+}
+
+/// A consistent, read-only view of the ledger as of the moment it was taken.
+pub struct Snapshot {
+    txn: ReadTransaction,
+}
+
+/// A write batch: appends that become durable together when [`Batch::commit`] is called.
+/// Dropping a batch without committing it writes nothing.
+pub struct Batch {
+    txn: WriteTransaction,
+}
+
+/// The result of an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The record's id.
+    pub rid: Rid,
+    /// Its position in the log.
+    pub index: u64,
+    /// False when the record was already in the ledger and nothing was written.
+    pub new: bool,
+}
+
+impl Read for Snapshot {
+    type X = ReadTransaction;
+    fn tx(&self) -> &ReadTransaction {
+        &self.txn
+    }
+}
+
+impl Read for Batch {
+    type X = WriteTransaction;
+    fn tx(&self) -> &WriteTransaction {
+        &self.txn
+    }
+}
+
+fn open_error(path: &Path, e: DatabaseError) -> crate::Error {
+    match e {
+        DatabaseError::DatabaseAlreadyOpen => ErrorKind::Locked(path.to_path_buf()).into(),
+        DatabaseError::Storage(StorageError::Corrupted(detail)) => ErrorKind::CorruptFile {
+            path: path.to_path_buf(),
+            detail,
+        }
+        .into(),
+        DatabaseError::Storage(StorageError::Io(source)) => ErrorKind::Io {
+            what: "cannot open the ledger",
+            path: path.to_path_buf(),
+            source,
+        }
+        .into(),
+        DatabaseError::UpgradeRequired(v) => ErrorKind::NotALedger {
+            path: path.to_path_buf(),
+            expected: FORMAT_VERSION,
+            detail: format!("redb reports file format {v}, which this build does not read"),
+        }
+        .into(),
+        other => ErrorKind::CorruptFile {
+            path: path.to_path_buf(),
+            detail: other.to_string(),
+        }
+        .into(),
+    }
+}
+
+impl Ledger {
+    /// Opens the ledger at `path`, creating it if it does not exist.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), cairn::Error> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let ledger = cairn::Ledger::open(dir.path().join("agent.redb"))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Ledger> {
+        Ledger::open_with(path.as_ref(), false)
+    }
+
+    /// Opens the ledger after redb has checked every page of the file: damage that a plain
+    /// open could trip over is reported as [`ErrorKind::CorruptFile`]. `verify` opens this way.
+    pub fn open_checked(path: impl AsRef<Path>) -> Result<Ledger> {
+        Ledger::open_with(path.as_ref(), true)
+    }
+
+    fn open_with(path: &Path, check: bool) -> Result<Ledger> {
+        if path.is_dir() {
+            return Err(ErrorKind::NotALedger {
+                path: path.to_path_buf(),
+                expected: FORMAT_VERSION,
+                detail: "it is a directory".into(),
+            }
+            .into());
+        }
+        let db = Database::builder()
+            .set_check_integrity_on_open(check)
+            .create(path)
+            .map_err(|e| open_error(path, e))?;
+        let ledger = Ledger {
+            db,
+            path: path.to_path_buf(),
+        };
+        ledger.init()?;
+        Ok(ledger)
+    }
+
+    /// A ledger held in memory only, for tests and for rebuilding derived tables.
+    pub fn in_memory() -> Result<Ledger> {
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| open_error(Path::new(":memory:"), e))?;
+        let ledger = Ledger {
+            db,
+            path: PathBuf::from(":memory:"),
+        };
+        ledger.init()?;
+        Ok(ledger)
+    }
+
+    /// Creates the tables and the meta entries of a new ledger, or checks those of an old one.
+    fn init(&self) -> Result<()> {
+        let snap = self.db.begin_read()?;
+        match snap.open_table(META) {
+            Ok(meta) => {
+                let format = meta.get("format")?.map(|g| g.value().to_vec());
+                return match format.as_deref() {
+                    Some([FORMAT_VERSION]) => Ok(()),
+                    other => Err(ErrorKind::NotALedger {
+                        path: self.path.clone(),
+                        expected: FORMAT_VERSION,
+                        detail: match other {
+                            Some(v) => format!("its meta table says format {v:?}"),
+                            None => "its meta table has no format entry".into(),
+                        },
+                    }
+                    .into()),
+                };
+            }
+            Err(redb::TableError::TableDoesNotExist(_)) => {}
+            Err(e) => return Err(e.into()),
+        }
+        drop(snap);
+        let txn = self.db.begin_write()?;
+        if txn.list_tables()?.next().is_some() {
+            return Err(ErrorKind::NotALedger {
+                path: self.path.clone(),
+                expected: FORMAT_VERSION,
+                detail: "it is a redb file without cairn's meta table".into(),
+            }
+            .into());
+        }
+        txn.open_table(RECORDS)?;
+        txn.open_table(LOG)?;
+        txn.open_table(RIDS)?;
+        txn.open_multimap_table(LINKS)?;
+        txn.open_table(TURNS)?;
+        txn.open_table(PINS)?;
+        txn.open_table(STREAMS)?;
+        txn.open_table(FACTS)?;
+        txn.open_table(UNANCHORED)?;
+        txn.open_table(DEPTHS)?;
+        txn.open_table(EVICTIONS)?;
+        {
+            let mut meta = txn.open_table(META)?;
+            meta.insert("format", [FORMAT_VERSION].as_slice())?;
+            meta.insert("ledger_id", new_ledger_id(&self.path).as_slice())?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// The file this ledger lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The ledger's id: 16 random-looking bytes fixed at creation, in hex.
+    pub fn id(&self) -> Result<String> {
+        let snap = self.db.begin_read()?;
+        let meta = snap.open_table(META)?;
+        let id = meta.get("ledger_id")?.map(|g| g.value().to_vec());
+        Ok(id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect()).unwrap_or_default())
+    }
+
+    /// A read snapshot of the committed state.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Ok(Snapshot {
+            txn: self.db.begin_read()?,
+        })
+    }
+
+    /// Starts a write batch. Only one batch is open at a time; a second call waits.
+    pub fn batch(&self) -> Result<Batch> {
+        Ok(Batch {
+            txn: self.db.begin_write()?,
+        })
+    }
+
+    /// A record by rid, from the committed state.
+    pub fn get(&self, rid: &Rid) -> Result<Option<Record>> {
+        self.snapshot()?.get(rid)
+    }
+
+    /// The number of records, from the committed state.
+    pub fn len(&self) -> Result<u64> {
+        self.snapshot()?.len()
+    }
+
+    /// Whether the ledger holds no record.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The spans of a stream in turn order, from the committed state.
+    pub fn spans(&self, stream: &str) -> Result<Vec<(u64, Rid)>> {
+        self.snapshot()?.turns(stream, 0, u64::MAX)
+    }
+
+    /// Runs `cairn verify`'s checks: see [`VerifyReport`].
+    pub fn verify(&self) -> Result<VerifyReport> {
+        verify::verify(self)
+    }
+}
+
+impl Snapshot {
+    /// Calls `f` on every record in log order, stopping at the first error.
+    pub fn for_each(&self, mut f: impl FnMut(u64, Rid, Record) -> Result<()>) -> Result<()> {
+        for i in 0..self.len()? {
+            if let Some((rid, record)) = self.record_at(i)? {
+                f(i, rid, record)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn new_ledger_id(path: &Path) -> [u8; 16] {
+    let mut h = blake3::Hasher::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    h.update(&now.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(path.to_string_lossy().as_bytes());
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
+}
+
+pub(crate) fn decode_state(bytes: &[u8]) -> Option<StreamState> {
+    let config = bincode::config::standard().with_fixed_int_encoding();
+    bincode::decode_from_slice(bytes, config)
+        .ok()
+        .filter(|(_, n)| *n == bytes.len())
+        .map(|(s, _)| s)
+}
+
+fn encode_state(state: &StreamState) -> Vec<u8> {
+    let config = bincode::config::standard().with_fixed_int_encoding();
+    bincode::encode_to_vec(state, config).unwrap_or_default()
+}
+
+impl Batch {
+    /// Appends a record. A record already in the ledger is not written again: the result has
+    /// `new: false` and the existing rid and index. A record whose links point to missing
+    /// records, to the wrong kind or to another stream is refused, and nothing is written.
+    ///
+    /// ```
+    /// use cairn::{Ledger, Read, record::{Span, Role}};
+    /// # fn main() -> Result<(), cairn::Error> {
+    /// let ledger = Ledger::in_memory()?;
+    /// let mut batch = ledger.batch()?;
+    /// let span = Span { stream: "s1".into(), turn: 212, role: Role::User, tool: None,
+    ///                   text: "we are still on libfoo 2.3.1, do not bump.".into() };
+    /// let first = batch.append(span.clone())?;
+    /// let again = batch.append(span)?;
+    /// assert!(first.new && !again.new && first.rid == again.rid);
+    /// batch.commit()?;
+    /// assert_eq!(ledger.len()?, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn append(&mut self, record: impl Into<Record>) -> Result<Appended> {
+        let mut record = record.into();
+        record.canonicalize();
+        let bytes = encode(&record);
+        if bytes.len() > MAX_RECORD_BYTES {
+            return Err(ErrorKind::TooLarge {
+                kind: record.kind(),
+                size: bytes.len(),
+                limit: MAX_RECORD_BYTES,
+            }
+            .into());
+        }
+        let rid = Rid::of_bytes(&bytes);
+        if let Some(index) = self.index_of(&rid)? {
+            return Ok(Appended {
+                rid,
+                index,
+                new: false,
+            });
+        }
+        self.check_links(&record)?;
+        self.check_unique(&record)?;
+        let index = self.write(&record, rid, &bytes)?;
+        self.derive(&record, rid)?;
+        Ok(Appended {
+            rid,
+            index,
+            new: true,
+        })
+    }
+
+    /// Appends canonical record bytes as they are, rejecting bytes that are not canonical.
+    pub fn append_bytes(&mut self, bytes: &[u8]) -> Result<Appended> {
+        let record = decode(bytes)?;
+        self.append(record)
+    }
+
+    /// Makes every append of the batch durable at once.
+    pub fn commit(self) -> Result<()> {
+        Ok(self.txn.commit()?)
+    }
+
+    fn check_links(&self, record: &Record) -> Result<()> {
+        let kind = record.kind();
+        for (role, target) in record.links() {
+            let link_err = |problem: String| ErrorKind::Link {
+                kind,
+                role,
+                target,
+                problem,
+            };
+            let Some(target_kind) = self.kind_of(&target)? else {
+                return Err(link_err(
+                    "which is not in the ledger; append the record it names first".into(),
+                )
+                .into());
+            };
+            if !role.allowed().contains(&target_kind) {
+                let allowed: Vec<&str> = role.allowed().iter().map(|k| k.name()).collect();
+                return Err(link_err(format!(
+                    "which is a {target_kind}, but `{}` must name a {}",
+                    role.field(),
+                    allowed.join(" or ")
+                ))
+                .into());
+            }
+            if role.same_stream() {
+                let target_stream = self
+                    .get(&target)?
+                    .and_then(|r| r.stream().map(str::to_string));
+                let own = record.stream().unwrap_or_default();
+                if target_stream.as_deref() != Some(own) {
+                    return Err(link_err(format!(
+                        "which belongs to stream {}, but `{}` must stay within stream {own}",
+                        target_stream.unwrap_or_default(),
+                        role.field()
+                    ))
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_unique(&self, record: &Record) -> Result<()> {
+        match record {
+            Record::Span(s) => {
+                if let Some(existing) = self.turn(&s.stream, s.turn)? {
+                    return Err(ErrorKind::TurnConflict {
+                        stream: s.stream.clone(),
+                        turn: s.turn,
+                        existing,
+                    }
+                    .into());
+                }
+            }
+            Record::Pin(p) => {
+                if let Some(existing) = self.pin(&p.stream, &p.name)? {
+                    return Err(ErrorKind::PinConflict {
+                        stream: p.stream.clone(),
+                        name: p.name.clone(),
+                        existing,
+                    }
+                    .into());
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, record: &Record, rid: Rid, bytes: &[u8]) -> Result<u64> {
+        let index = self.txn.open_table(LOG)?.len()?;
+        self.txn.open_table(RECORDS)?.insert(index, bytes)?;
+        self.txn.open_table(LOG)?.insert(index, rid.0)?;
+        self.txn.open_table(RIDS)?.insert(rid.0, index)?;
+        let links = record.links();
+        if !links.is_empty() {
+            let mut table = self.txn.open_multimap_table(LINKS)?;
+            for (_, target) in links {
+                table.insert(target.0, rid.0)?;
+            }
+        }
+        Ok(index)
+    }
+
+    fn update_stream(&mut self, stream: &str, f: impl FnOnce(&mut StreamState)) -> Result<()> {
+        let mut state = self.stream(stream)?;
+        f(&mut state);
+        self.txn
+            .open_table(STREAMS)?
+            .insert(stream, encode_state(&state).as_slice())?;
+        Ok(())
+    }
+
+    fn set_facts(&mut self, kind: Kind, rid: Rid, facts: Facts) -> Result<()> {
+        self.txn
+            .open_table(FACTS)?
+            .insert(rid.0, facts.to_bytes(kind as u8))?;
+        match facts.depth {
+            Some(d) if facts.anchored => {
+                self.txn
+                    .open_table(DEPTHS)?
+                    .insert((kind as u8, d, rid.0), ())?;
+            }
+            _ => {
+                self.txn.open_table(UNANCHORED)?.insert(rid.0, ())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Derives and stores the facts that gates read as index lookups.
+    fn derive(&mut self, record: &Record, rid: Rid) -> Result<()> {
+        match record {
+            Record::Span(s) => {
+                self.txn
+                    .open_table(TURNS)?
+                    .insert((s.stream.as_str(), s.turn), rid.0)?;
+                self.update_stream(&s.stream, |st| st.spans += 1)?;
+            }
+            Record::Claim(c) => {
+                let mut depth: Option<u32> = None;
+                for w in &c.witnesses {
+                    let d = if self.kind_of(w)? == Some(Kind::Span) {
+                        Some(0)
+                    } else {
+                        self.facts(w)?.and_then(|f| f.depth).map(|d| d + 1)
+                    };
+                    depth = match (depth, d) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
+                let facts = Facts {
+                    anchored: depth.is_some(),
+                    depth,
+                };
+                self.set_facts(Kind::Claim, rid, facts)?;
+            }
+            Record::Summary(s) => {
+                let depth = match (s.author, s.parent) {
+                    (Author::Separate, _) => 0,
+                    (Author::SelfAuthored, None) => 1,
+                    (Author::SelfAuthored, Some(p)) => {
+                        self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
+                    }
+                };
+                let facts = Facts {
+                    anchored: true,
+                    depth: Some(depth),
+                };
+                self.set_facts(Kind::Summary, rid, facts)?;
+                let mut newly_evicted = 0;
+                {
+                    let mut ev = self.txn.open_table(EVICTIONS)?;
+                    for span in &s.evicts {
+                        if ev.get(&span.0)?.is_none() {
+                            ev.insert(span.0, rid.0)?;
+                            newly_evicted += 1;
+                        }
+                    }
+                }
+                self.update_stream(&s.stream, |st| {
+                    st.head = Some(rid);
+                    st.evicted += newly_evicted;
+                    st.summaries += 1;
+                })?;
+            }
+            Record::Pin(p) => {
+                self.txn
+                    .open_table(PINS)?
+                    .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
+            }
+            Record::Judgement(_) | Record::Verdict(_) | Record::Action(_) | Record::Reground(_) => {
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,285 @@
+//! Reads that work the same inside a read snapshot and inside a write batch.
+
+use super::tables::*;
+use crate::error::{ErrorKind, Result};
+use crate::record::{decode, Kind, Record, Rid};
+use redb::{
+    Key, MultimapTableDefinition, ReadOnlyMultimapTable, ReadOnlyTable, ReadTransaction,
+    ReadableMultimapTable, ReadableTable, ReadableTableMetadata, TableDefinition, Value,
+    WriteTransaction,
+};
+
+/// A redb transaction that tables can be read through: a [`ReadTransaction`] or a
+/// [`WriteTransaction`]. Implemented for those two only.
+pub trait Tx {
+    /// The table type it opens.
+    type T<'a, K: Key + 'static, V: Value + 'static>: ReadableTable<K, V>
+    where
+        Self: 'a;
+    /// The multimap table type it opens.
+    type M<'a, K: Key + 'static, V: Key + 'static>: ReadableMultimapTable<K, V>
+    where
+        Self: 'a;
+    /// Opens a table for reading.
+    fn table<'a, K: Key + 'static, V: Value + 'static>(
+        &'a self,
+        def: TableDefinition<'static, K, V>,
+    ) -> Result<Self::T<'a, K, V>>;
+    /// Opens a multimap table for reading.
+    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
+        &'a self,
+        def: MultimapTableDefinition<'static, K, V>,
+    ) -> Result<Self::M<'a, K, V>>;
+}
+
+impl Tx for ReadTransaction {
+    type T<'a, K: Key + 'static, V: Value + 'static> = ReadOnlyTable<K, V>;
+    type M<'a, K: Key + 'static, V: Key + 'static> = ReadOnlyMultimapTable<K, V>;
+    fn table<'a, K: Key + 'static, V: Value + 'static>(
+        &'a self,
+        def: TableDefinition<'static, K, V>,
+    ) -> Result<ReadOnlyTable<K, V>> {
+        Ok(self.open_table(def)?)
+    }
+    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
+        &'a self,
+        def: MultimapTableDefinition<'static, K, V>,
+    ) -> Result<ReadOnlyMultimapTable<K, V>> {
+        Ok(self.open_multimap_table(def)?)
+    }
+}
+
+impl Tx for WriteTransaction {
+    type T<'a, K: Key + 'static, V: Value + 'static> = redb::Table<'a, K, V>;
+    type M<'a, K: Key + 'static, V: Key + 'static> = redb::MultimapTable<'a, K, V>;
+    fn table<'a, K: Key + 'static, V: Value + 'static>(
+        &'a self,
+        def: TableDefinition<'static, K, V>,
+    ) -> Result<redb::Table<'a, K, V>> {
+        Ok(self.open_table(def)?)
+    }
+    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
+        &'a self,
+        def: MultimapTableDefinition<'static, K, V>,
+    ) -> Result<redb::MultimapTable<'a, K, V>> {
+        Ok(self.open_multimap_table(def)?)
+    }
+}
+
+/// Read access to a ledger state: a committed [`Snapshot`](crate::Snapshot) or an open
+/// [`Batch`](crate::Batch), which sees its own appends.
+pub trait Read {
+    /// The transaction type underneath.
+    type X: Tx;
+    /// The transaction underneath.
+    fn tx(&self) -> &Self::X;
+
+    /// The number of records in the log.
+    fn len(&self) -> Result<u64> {
+        Ok(self.tx().table(LOG)?.len()?)
+    }
+
+    /// Whether the log is empty.
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The log index of a record.
+    fn index_of(&self, rid: &Rid) -> Result<Option<u64>> {
+        Ok(self.tx().table(RIDS)?.get(&rid.0)?.map(|g| g.value()))
+    }
+
+    /// The rid at a log index.
+    fn rid_at(&self, index: u64) -> Result<Option<Rid>> {
+        Ok(self.tx().table(LOG)?.get(index)?.map(|g| Rid(g.value())))
+    }
+
+    /// The stored bytes at a log index.
+    fn bytes_at(&self, index: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.tx().table(RECORDS)?.get(index)?.map(|g| g.value().to_vec()))
+    }
+
+    /// The record at a log index, decoded and checked against its rid.
+    fn record_at(&self, index: u64) -> Result<Option<(Rid, Record)>> {
+        let Some(rid) = self.rid_at(index)? else {
+            return Ok(None);
+        };
+        let corrupt = |detail: String| ErrorKind::CorruptRecord { rid, index, detail };
+        let bytes = self
+            .bytes_at(index)?
+            .ok_or_else(|| corrupt("its bytes are missing from the records table".into()))?;
+        if Rid::of_bytes(&bytes) != rid {
+            return Err(corrupt("its bytes no longer hash to its rid".into()).into());
+        }
+        let record = decode(&bytes).map_err(|e| corrupt(e.to_string()))?;
+        Ok(Some((rid, record)))
+    }
+
+    /// A record by rid.
+    fn get(&self, rid: &Rid) -> Result<Option<Record>> {
+        match self.index_of(rid)? {
+            Some(i) => Ok(self.record_at(i)?.map(|(_, r)| r)),
+            None => Ok(None),
+        }
+    }
+
+    /// The kind of a record by rid, read from its header byte without decoding it.
+    fn kind_of(&self, rid: &Rid) -> Result<Option<Kind>> {
+        let Some(index) = self.index_of(rid)? else {
+            return Ok(None);
+        };
+        let records = self.tx().table(RECORDS)?;
+        let guard = records.get(index)?;
+        Ok(guard.and_then(|g| g.value().get(1).copied().and_then(Kind::from_byte)))
+    }
+
+    /// The derived facts of a claim or summary.
+    fn facts(&self, rid: &Rid) -> Result<Option<Facts>> {
+        Ok(self
+            .tx()
+            .table(FACTS)?
+            .get(&rid.0)?
+            .map(|g| Facts::from_bytes(g.value())))
+    }
+
+    /// A stream's counters and head; the default state for a stream never seen.
+    fn stream(&self, stream: &str) -> Result<StreamState> {
+        let table = self.tx().table(STREAMS)?;
+        let Some(g) = table.get(stream)? else {
+            return Ok(StreamState::default());
+        };
+        super::decode_state(g.value()).ok_or_else(|| {
+            ErrorKind::CorruptFile {
+                path: "streams table".into(),
+                detail: format!("the state of stream {stream} does not decode"),
+            }
+            .into()
+        })
+    }
+
+    /// The names of every stream, sorted.
+    fn streams(&self) -> Result<Vec<String>> {
+        let table = self.tx().table(STREAMS)?;
+        let mut out = Vec::new();
+        for entry in table.iter()? {
+            out.push(entry?.0.value().to_string());
+        }
+        Ok(out)
+    }
+
+    /// The head summary of a stream.
+    fn head(&self, stream: &str) -> Result<Option<Rid>> {
+        Ok(self.stream(stream)?.head)
+    }
+
+    /// The span of a stream's turn.
+    fn turn(&self, stream: &str, turn: u64) -> Result<Option<Rid>> {
+        Ok(self
+            .tx()
+            .table(TURNS)?
+            .get((stream, turn))?
+            .map(|g| Rid(g.value())))
+    }
+
+    /// The spans of a stream with turns in `first..=last`, in turn order.
+    fn turns(&self, stream: &str, first: u64, last: u64) -> Result<Vec<(u64, Rid)>> {
+        let table = self.tx().table(TURNS)?;
+        let mut out = Vec::new();
+        for entry in table.range((stream, first)..=(stream, last))? {
+            let (k, v) = entry?;
+            out.push((k.value().1, Rid(v.value())));
+        }
+        Ok(out)
+    }
+
+    /// The pin under (stream, name).
+    fn pin(&self, stream: &str, name: &str) -> Result<Option<Rid>> {
+        Ok(self
+            .tx()
+            .table(PINS)?
+            .get((stream, name))?
+            .map(|g| Rid(g.value())))
+    }
+
+    /// The records that link to `rid`, sorted by rid.
+    fn dependents(&self, rid: &Rid) -> Result<Vec<Rid>> {
+        let table = self.tx().multimap(LINKS)?;
+        let mut out = Vec::new();
+        for v in table.get(&rid.0)? {
+            out.push(Rid(v?.value()));
+        }
+        Ok(out)
+    }
+
+    /// The summary that first evicted a span, if any.
+    fn evicted_by(&self, span: &Rid) -> Result<Option<Rid>> {
+        Ok(self
+            .tx()
+            .table(EVICTIONS)?
+            .get(&span.0)?
+            .map(|g| Rid(g.value())))
+    }
+
+    /// Every claim with no raw-span ancestor: one index read.
+    fn unanchored_claims(&self) -> Result<Vec<Rid>> {
+        let table = self.tx().table(UNANCHORED)?;
+        let mut out = Vec::new();
+        for entry in table.iter()? {
+            out.push(Rid(entry?.0.value()));
+        }
+        Ok(out)
+    }
+
+    /// Every record of `kind` (claim or summary) whose depth is at least `min_depth`, deepest
+    /// last: one index range read.
+    fn deeper_than(&self, kind: Kind, depth: u32) -> Result<Vec<(Rid, u32)>> {
+        let table = self.tx().table(DEPTHS)?;
+        let k = kind as u8;
+        let mut out = Vec::new();
+        if depth == u32::MAX {
+            return Ok(out);
+        }
+        for entry in table.range((k, depth + 1, [0u8; 32])..=(k, u32::MAX, [0xffu8; 32]))? {
+            let (key, _) = entry?;
+            let (_, d, rid) = key.value();
+            out.push((Rid(rid), d));
+        }
+        Ok(out)
+    }
+
+    /// Resolves a full rid or a unique hex prefix of at least 8 characters.
+    fn resolve(&self, text: &str) -> Result<Rid> {
+        let nibbles = crate::record::rid::hex_nibbles(text).map_err(|_| {
+            ErrorKind::NotFound(format!("{text} (a rid is written in hex digits)"))
+        })?;
+        if nibbles.len() > 64 || nibbles.len() < 8 {
+            return Err(ErrorKind::NotFound(format!(
+                "{text} (give the full 64 hex digits, or a unique prefix of 8 or more)"
+            ))
+            .into());
+        }
+        let mut lo = [0u8; 32];
+        let mut hi = [0xffu8; 32];
+        for (i, n) in nibbles.iter().enumerate() {
+            let shift = if i % 2 == 0 { 4 } else { 0 };
+            let mask = 0xf << shift;
+            lo[i / 2] = (lo[i / 2] & !mask) | (n << shift);
+            hi[i / 2] = (hi[i / 2] & !mask) | (n << shift);
+        }
+        let table = self.tx().table(RIDS)?;
+        let mut found = table.range(lo..=hi)?;
+        let first = match found.next() {
+            Some(e) => Rid(e?.0.value()),
+            None => return Err(ErrorKind::NotFound(text.to_string()).into()),
+        };
+        if let Some(e) = found.next() {
+            return Err(ErrorKind::Ambiguous {
+                prefix: text.to_string(),
+                first,
+                second: Rid(e?.0.value()),
+            }
+            .into());
+        }
+        Ok(first)
+    }
+}

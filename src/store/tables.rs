@@ -1,0 +1,79 @@
+//! The redb tables and the small fixed-layout values stored in them. SPEC.md section 4 lists
+//! them with their invariants.
+
+use crate::record::Rid;
+use redb::{MultimapTableDefinition, TableDefinition};
+
+/// Log index -> canonical record bytes. The records are keyed by log index (see SPEC.md, "Why
+/// records are keyed by log index").
+pub const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
+/// Log index -> rid: the append log.
+pub const LOG: TableDefinition<u64, [u8; 32]> = TableDefinition::new("log");
+/// Rid -> log index: the log's inverse.
+pub const RIDS: TableDefinition<[u8; 32], u64> = TableDefinition::new("rids");
+/// Link target -> the records that link to it.
+pub const LINKS: MultimapTableDefinition<[u8; 32], [u8; 32]> =
+    MultimapTableDefinition::new("links");
+/// (stream, turn) -> span rid.
+pub const TURNS: TableDefinition<(&str, u64), [u8; 32]> = TableDefinition::new("turns");
+/// (stream, name) -> pin rid.
+pub const PINS: TableDefinition<(&str, &str), [u8; 32]> = TableDefinition::new("pins");
+/// Stream -> [`StreamState`] bytes.
+pub const STREAMS: TableDefinition<&str, &[u8]> = TableDefinition::new("streams");
+/// Claim or summary rid -> [`Facts`] bytes.
+pub const FACTS: TableDefinition<[u8; 32], [u8; 6]> = TableDefinition::new("facts");
+/// Rids of claims with no raw-span ancestor.
+pub const UNANCHORED: TableDefinition<[u8; 32], ()> = TableDefinition::new("unanchored");
+/// (kind byte, depth, rid) for anchored claims and for summaries.
+pub const DEPTHS: TableDefinition<(u8, u32, [u8; 32]), ()> = TableDefinition::new("depths");
+/// Evicted span -> the first summary that evicted it.
+pub const EVICTIONS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("evictions");
+/// Ledger metadata: `format` and `ledger_id`.
+pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+/// Facts derived once, at append, for claims and summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    /// Whether a raw span is reachable through witnesses (always true for summaries).
+    pub anchored: bool,
+    /// For a claim: claim hops to the nearest raw span (0 when a span is a direct witness);
+    /// for a summary: consecutive self-authored summaries ending at it.
+    pub depth: Option<u32>,
+}
+
+impl Facts {
+    /// The stored form: `[kind, anchored, depth u32 LE]`, depth `u32::MAX` for none.
+    pub fn to_bytes(self, kind: u8) -> [u8; 6] {
+        let d = self.depth.unwrap_or(u32::MAX).to_le_bytes();
+        [kind, u8::from(self.anchored), d[0], d[1], d[2], d[3]]
+    }
+
+    /// Reads the stored form.
+    pub fn from_bytes(b: [u8; 6]) -> Facts {
+        let d = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+        Facts {
+            anchored: b[1] == 1,
+            depth: (d != u32::MAX).then_some(d),
+        }
+    }
+}
+
+/// Per-stream counters and the head summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, bincode::Encode, bincode::Decode)]
+pub struct StreamState {
+    /// The latest admitted summary.
+    pub head: Option<Rid>,
+    /// Spans appended.
+    pub spans: u64,
+    /// Distinct spans evicted by summaries.
+    pub evicted: u64,
+    /// Summaries appended.
+    pub summaries: u64,
+}
+
+impl StreamState {
+    /// Spans still in the agent's window.
+    pub fn window(&self) -> u64 {
+        self.spans - self.evicted
+    }
+}

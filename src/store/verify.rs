@@ -1,0 +1,241 @@
+//! `cairn verify`: recompute every rid, re-check every link, rebuild every derived table from
+//! the log and compare.
+
+use super::tables::*;
+use super::{Ledger, Read};
+use crate::error::Result;
+use crate::record::{decode, Rid};
+use redb::{
+    Key, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable,
+    ReadableTableMetadata, TableDefinition, Value,
+};
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+/// One thing `verify` found wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Discrepancy {
+    /// The record concerned, where one can be named.
+    pub rid: Option<Rid>,
+    /// The table where it was found.
+    pub table: &'static str,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Discrepancy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.rid {
+            Some(rid) => write!(f, "{rid}: {} ({} table)", self.detail, self.table),
+            None => write!(f, "{} ({} table)", self.detail, self.table),
+        }
+    }
+}
+
+/// What `verify` checked and found.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyReport {
+    /// Records in the log.
+    pub records: u64,
+    /// Derived tables rebuilt from the log and compared (0 when record errors stopped the
+    /// rebuild).
+    pub tables_compared: usize,
+    /// Everything found wrong. Empty means the ledger is intact.
+    pub discrepancies: Vec<Discrepancy>,
+}
+
+impl VerifyReport {
+    /// Whether nothing was found wrong.
+    pub fn ok(&self) -> bool {
+        self.discrepancies.is_empty()
+    }
+
+    fn add(&mut self, rid: Option<Rid>, table: &'static str, detail: impl Into<String>) {
+        self.discrepancies.push(Discrepancy {
+            rid,
+            table,
+            detail: detail.into(),
+        });
+    }
+}
+
+pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
+    let snap = ledger.snapshot()?;
+    let mut report = VerifyReport {
+        records: snap.len()?,
+        ..VerifyReport::default()
+    };
+    let mut records = Vec::new();
+    for index in 0..report.records {
+        let Some(rid) = snap.rid_at(index)? else {
+            report.add(None, "log", format!("the log has no entry at index {index}"));
+            continue;
+        };
+        let Some(bytes) = snap.bytes_at(index)? else {
+            report.add(Some(rid), "records", format!("no bytes are stored for log index {index}"));
+            continue;
+        };
+        let actual = Rid::of_bytes(&bytes);
+        if actual != rid {
+            report.add(
+                Some(rid),
+                "records",
+                format!("the stored bytes at log index {index} hash to {actual}, not to the rid in the log"),
+            );
+            continue;
+        }
+        match decode(&bytes) {
+            Ok(record) => records.push((rid, record)),
+            Err(e) => report.add(Some(rid), "records", format!("the stored bytes do not decode: {e}")),
+        }
+    }
+    if !report.ok() {
+        report.add(
+            None,
+            "derived",
+            "derived tables were not rebuilt, because records are damaged; restore the file from a copy",
+        );
+        return Ok(report);
+    }
+
+    let rebuilt = Ledger::in_memory()?;
+    let mut batch = rebuilt.batch()?;
+    for (index, (rid, record)) in records.into_iter().enumerate() {
+        match batch.append(record) {
+            Ok(a) if a.new && a.index == index as u64 => {}
+            Ok(a) => report.add(
+                Some(rid),
+                "log",
+                format!("log index {index} repeats the record first logged at index {}", a.index),
+            ),
+            Err(e) => report.add(Some(rid), "records", format!("its links do not hold: {e}")),
+        }
+    }
+    batch.commit()?;
+    let fresh = rebuilt.db.begin_read()?;
+    let tx = &snap.txn;
+    let out = &mut report;
+    compare(out, tx, &fresh, "records", RECORDS)?;
+    compare(out, tx, &fresh, "log", LOG)?;
+    compare(out, tx, &fresh, "rids", RIDS)?;
+    compare_multimap(out, tx, &fresh, "links", LINKS)?;
+    compare(out, tx, &fresh, "turns", TURNS)?;
+    compare(out, tx, &fresh, "pins", PINS)?;
+    compare(out, tx, &fresh, "streams", STREAMS)?;
+    compare(out, tx, &fresh, "facts", FACTS)?;
+    compare(out, tx, &fresh, "unanchored", UNANCHORED)?;
+    compare(out, tx, &fresh, "depths", DEPTHS)?;
+    compare(out, tx, &fresh, "evictions", EVICTIONS)?;
+    out.tables_compared = 11;
+    Ok(report)
+}
+
+/// The rid a table entry is about: a 32-byte key, a key ending in a rid, or a 32-byte value.
+fn entry_rid(key: &[u8], value: &[u8]) -> Option<Rid> {
+    let tail = |b: &[u8]| -> Option<Rid> { b.get(b.len().checked_sub(32)?..)?.try_into().ok().map(Rid) };
+    match (key.len(), value.len()) {
+        (32, _) => tail(key),
+        (37, _) => tail(key),
+        (_, 32) => tail(value),
+        _ => None,
+    }
+}
+
+fn describe<K: Key + 'static>(key: &[u8]) -> String {
+    if key.len() == 32 {
+        return Rid(key.try_into().unwrap_or([0; 32])).to_hex();
+    }
+    format!("{:?}", K::from_bytes(key))
+}
+
+type Entry = (Vec<u8>, Vec<u8>);
+
+fn entries<K: Key + 'static, V: Value + 'static>(
+    tx: &ReadTransaction,
+    def: TableDefinition<'static, K, V>,
+) -> Result<Vec<Entry>> {
+    let table = tx.open_table(def)?;
+    let mut out = Vec::with_capacity(table.len()? as usize);
+    for e in table.iter()? {
+        let (k, v) = e?;
+        out.push((
+            K::as_bytes(&k.value()).as_ref().to_vec(),
+            V::as_bytes(&v.value()).as_ref().to_vec(),
+        ));
+    }
+    Ok(out)
+}
+
+fn compare<K: Key + 'static, V: Value + 'static>(
+    report: &mut VerifyReport,
+    stored: &ReadTransaction,
+    rebuilt: &ReadTransaction,
+    name: &'static str,
+    def: TableDefinition<'static, K, V>,
+) -> Result<()> {
+    let a = entries(stored, def)?;
+    let b = entries(rebuilt, def)?;
+    merge(report, name, &a, &b, |x, y| K::compare(x, y), describe::<K>);
+    Ok(())
+}
+
+fn merge(
+    report: &mut VerifyReport,
+    name: &'static str,
+    stored: &[Entry],
+    rebuilt: &[Entry],
+    cmp: impl Fn(&[u8], &[u8]) -> Ordering,
+    describe: impl Fn(&[u8]) -> String,
+) {
+    let (mut i, mut j) = (0, 0);
+    while i < stored.len() || j < rebuilt.len() {
+        let order = match (stored.get(i), rebuilt.get(j)) {
+            (Some(a), Some(b)) => cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)),
+            (Some(_), None) => Ordering::Less,
+            _ => Ordering::Greater,
+        };
+        match order {
+            Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+            Ordering::Less => {
+                let (k, v) = &stored[i];
+                let detail = format!("entry {} is stored but the log does not produce it", describe(k));
+                report.add(entry_rid(k, v), name, detail);
+                i += 1;
+            }
+            Ordering::Greater => {
+                let (k, v) = &rebuilt[j];
+                let detail = format!("entry {} is missing or differs from what the log produces", describe(k));
+                report.add(entry_rid(k, v), name, detail);
+                j += 1;
+            }
+        }
+    }
+}
+
+fn compare_multimap<K: Key + 'static, V: Key + 'static>(
+    report: &mut VerifyReport,
+    stored: &ReadTransaction,
+    rebuilt: &ReadTransaction,
+    name: &'static str,
+    def: MultimapTableDefinition<'static, K, V>,
+) -> Result<()> {
+    let collect = |tx: &ReadTransaction| -> Result<Vec<Entry>> {
+        let table = tx.open_multimap_table(def)?;
+        let mut set = BTreeSet::new();
+        for e in table.iter()? {
+            let (k, values) = e?;
+            let kb = K::as_bytes(&k.value()).as_ref().to_vec();
+            for v in values {
+                set.insert((kb.clone(), V::as_bytes(&v?.value()).as_ref().to_vec()));
+            }
+        }
+        Ok(set.into_iter().collect())
+    };
+    let a = collect(stored)?;
+    let b = collect(rebuilt)?;
+    merge(report, name, &a, &b, |x, y| x.cmp(y), describe::<K>);
+    Ok(())
+}
