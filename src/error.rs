@@ -50,6 +50,14 @@ pub enum ErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// A record breaks a rule of canonical form that canonicalising cannot mend.
+    #[error("the {kind} record is invalid: {reason}; fix the record and append it again")]
+    Invalid {
+        /// Its kind.
+        kind: Kind,
+        /// The rule it breaks.
+        reason: String,
+    },
     /// A record's bytes were not canonical.
     #[error("the record bytes are not a canonical cairn record: {0}")]
     Decode(#[from] DecodeError),
@@ -89,7 +97,9 @@ pub enum ErrorKind {
     #[error("no record in the ledger has rid {0}")]
     NotFound(String),
     /// A prefix that matches more than one rid.
-    #[error("rid prefix {prefix} is ambiguous: it matches {first} and {second}; give more hex digits")]
+    #[error(
+        "rid prefix {prefix} is ambiguous: it matches {first} and {second}; give more hex digits"
+    )]
     Ambiguous {
         /// The prefix given.
         prefix: String,

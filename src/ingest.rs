@@ -118,10 +118,16 @@ pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<Line
         return Ok(None);
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
-        ctx.err(None, format!("malformed JSON at column {}: {e}", e.column()))
+        ctx.err(
+            None,
+            format!("malformed JSON at column {}: {e}", e.column()),
+        )
     })?;
     let Value::Object(map) = value else {
-        return Err(ctx.err(None, "each line must be one JSON object with a `kind` field"));
+        return Err(ctx.err(
+            None,
+            "each line must be one JSON object with a `kind` field",
+        ));
     };
     let obj = Obj::new(&ctx, map, "")?;
     let kind = obj.str(&ctx, "kind")?;
@@ -176,24 +182,57 @@ pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<Line
 
 fn allowed_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::Span => &["kind", "stream", "turn", "role", "name", "text", "rid", "index"],
+        Kind::Span => &[
+            "kind", "stream", "turn", "role", "name", "text", "rid", "index",
+        ],
         Kind::Claim => &[
-            "kind", "stream", "text", "origin", "witnesses", "actionable", "rid", "index",
+            "kind",
+            "stream",
+            "text",
+            "origin",
+            "witnesses",
+            "actionable",
+            "rid",
+            "index",
         ],
         Kind::Summary => &[
-            "kind", "stream", "parent", "author", "budget", "covers", "evicts", "claims",
-            "self_score", "reground", "rid", "index",
+            "kind",
+            "stream",
+            "parent",
+            "author",
+            "budget",
+            "covers",
+            "evicts",
+            "claims",
+            "self_score",
+            "reground",
+            "rid",
+            "index",
         ],
         Kind::Pin => &["kind", "stream", "name", "items", "rid", "index"],
         Kind::Judgement => &[
             "kind", "stream", "claim", "span", "relation", "score", "scorer", "rid", "index",
         ],
         Kind::Verdict => &[
-            "kind", "stream", "subject", "admitted", "findings", "self_score", "anchored_score",
-            "policy", "rid", "index",
+            "kind",
+            "stream",
+            "subject",
+            "admitted",
+            "findings",
+            "self_score",
+            "anchored_score",
+            "policy",
+            "rid",
+            "index",
         ],
         Kind::Action => &[
-            "kind", "stream", "text", "irreversible", "relies_on", "rid", "index",
+            "kind",
+            "stream",
+            "text",
+            "irreversible",
+            "relies_on",
+            "rid",
+            "index",
         ],
         Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
     }
@@ -226,7 +265,10 @@ impl Obj {
             if !allowed.contains(&key.as_str()) {
                 return Err(ctx.err(
                     Some(self.field(key)),
-                    format!("unknown field; the fields allowed here are {}", allowed.join(", ")),
+                    format!(
+                        "unknown field; the fields allowed here are {}",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
@@ -387,7 +429,9 @@ pub fn parse_ref(s: &str) -> Result<Ref, String> {
             })?;
             let (a, b) = (number(a, "turn:")?, number(b, "turn:")?);
             if a > b {
-                return Err(format!("{s:?} is an empty range: the first turn is after the last"));
+                return Err(format!(
+                    "{s:?} is an empty range: the first turn is after the last"
+                ));
             }
             return Ok(Ref::Range(a, b));
         }
@@ -423,7 +467,9 @@ pub fn resolve(batch: &Batch, stream: Option<&str>, r: &Ref) -> Result<Vec<Rid>,
                 .turn(s, *n)
                 .map_err(store)?
                 .map(|rid| vec![rid])
-                .ok_or_else(|| format!("turn:{n} names no span in stream {s}; ingest that span first"))
+                .ok_or_else(|| {
+                    format!("turn:{n} names no span in stream {s}; ingest that span first")
+                })
         }
         Ref::Range(a, b) => {
             let s = need_stream()?;
@@ -478,7 +524,10 @@ fn one_ref_value(
     };
     let r = parse_ref(s).map_err(|m| ctx.err(Some(field.clone()), m))?;
     if !range && matches!(r, Ref::Range(..)) {
-        return Err(ctx.err(Some(field), "a range names many spans; this field takes one record"));
+        return Err(ctx.err(
+            Some(field),
+            "a range names many spans; this field takes one record",
+        ));
     }
     resolve(ctx.batch, stream, &r).map_err(|m| ctx.err(Some(field), m))
 }
@@ -517,7 +566,10 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
     let stream = obj.str(ctx, "stream")?.to_string();
     let parent = match obj.get("parent") {
         Some(_) => Some(one_ref(ctx, obj, Some(&stream), "parent")?),
-        None => ctx.batch.head(&stream).map_err(|e| ctx.store_err(None, e))?,
+        None => ctx
+            .batch
+            .head(&stream)
+            .map_err(|e| ctx.store_err(None, e))?,
     };
     let author = obj.named(ctx, "author", Author::from_name, Author::NAMES)?;
     let budget = obj.u64(ctx, "budget")?;
@@ -538,7 +590,10 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
                     Some(other) => {
                         return Err(ctx.err(
                             Some(field),
-                            format!("{rid} is a {}, but a summary's claims must be claims", other.kind()),
+                            format!(
+                                "{rid} is a {}, but a summary's claims must be claims",
+                                other.kind()
+                            ),
                         ))
                     }
                     None => return Err(ctx.err(Some(field), format!("{rid} is not in the ledger"))),
@@ -552,7 +607,10 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
             other => {
                 return Err(ctx.err(
                     Some(field),
-                    format!("expected a claim object or a reference, found {}", type_name(other)),
+                    format!(
+                        "expected a claim object or a reference, found {}",
+                        type_name(other)
+                    ),
                 ))
             }
         }
@@ -573,7 +631,10 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
         let result = match p {
             Ok(c) => {
                 let text = c.text.clone();
-                let a = ctx.batch.append(c).map_err(|e| ctx.store_err(Some(field.clone()), e))?;
+                let a = ctx
+                    .batch
+                    .append(c)
+                    .map_err(|e| ctx.store_err(Some(field.clone()), e))?;
                 ClaimResult {
                     rid: a.rid,
                     text,
@@ -587,10 +648,29 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
             },
         };
         if sum.claims.contains(&result.rid) {
-            return Err(ctx.err(Some(field), "this claim is already listed in the same summary"));
+            return Err(ctx.err(
+                Some(field),
+                "this claim is already listed in the same summary",
+            ));
         }
         sum.claims.push(result.rid);
         results.push(result);
+    }
+    // A summary identical to the head, parent aside, is the head submitted again (a file
+    // ingested twice), not a new summary on top of it.
+    if obj.get("parent").is_none() {
+        if let Some(head) = sum.parent {
+            if let Ok(Some(Record::Summary(h))) = ctx.batch.get(&head) {
+                let mut again = Record::Summary(Summary {
+                    parent: h.parent,
+                    ..sum.clone()
+                });
+                again.canonicalize();
+                if again == Record::Summary(h) {
+                    return Ok((again, results));
+                }
+            }
+        }
     }
     Ok((Record::Summary(sum), results))
 }
@@ -647,7 +727,10 @@ fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     let policy = match obj.opt_str(ctx, "policy")? {
         None => [0u8; 32],
         Some(h) => h.parse::<Rid>().map(|r| r.0).map_err(|e| {
-            ctx.err(Some("policy".into()), format!("expected a 64-digit hex hash: {e}"))
+            ctx.err(
+                Some("policy".into()),
+                format!("expected a 64-digit hex hash: {e}"),
+            )
         })?,
     };
     Ok(Record::Verdict(Verdict {

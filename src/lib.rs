@@ -34,7 +34,6 @@ pub mod error;
 pub mod ingest;
 pub mod json;
 
-
 pub mod record;
 pub mod store;
 

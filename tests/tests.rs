@@ -1,1 +1,8 @@
+//! One integration test binary; one file per topic, with a shared harness in `util.rs`.
 
+mod cli;
+mod codec;
+mod golden;
+mod ingest;
+mod store;
+mod util;

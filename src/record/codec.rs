@@ -1,7 +1,7 @@
 //! Canonical bytes: `[FORMAT_VERSION, kind, bincode body...]`.
 
 use super::{Kind, Record};
-use bincode::config::{Configuration, Fixint, LittleEndian, Limit};
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
 
 /// The format version written as the first byte of every record.
 pub const FORMAT_VERSION: u8 = 1;
@@ -89,12 +89,11 @@ fn encode_raw(record: &Record) -> Vec<u8> {
 }
 
 fn body<T: bincode::Decode<()>>(kind: Kind, bytes: &[u8]) -> Result<T, DecodeError> {
-    let (value, used) = bincode::decode_from_slice::<T, _>(bytes, CONFIG).map_err(|e| {
-        DecodeError::Body {
+    let (value, used) =
+        bincode::decode_from_slice::<T, _>(bytes, CONFIG).map_err(|e| DecodeError::Body {
             kind,
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     if used != bytes.len() {
         return Err(DecodeError::Trailing {
             kind,

@@ -447,7 +447,9 @@ impl Record {
                 .iter()
                 .filter_map(|i| i.witness.map(|w| (LinkRole::PinWitness, w)))
                 .collect(),
-            Record::Judgement(j) => vec![(LinkRole::Claim, j.claim), (LinkRole::JudgedSpan, j.span)],
+            Record::Judgement(j) => {
+                vec![(LinkRole::Claim, j.claim), (LinkRole::JudgedSpan, j.span)]
+            }
             Record::Verdict(v) => vec![(LinkRole::Subject, v.subject)],
             Record::Action(a) => all(LinkRole::ReliesOn, &a.relies_on).collect(),
             Record::Reground(r) => std::iter::once((LinkRole::Claim, r.claim))
@@ -512,9 +514,8 @@ impl Record {
                         .then(|| "`claims` lists a claim twice".to_string())
                 }),
             Record::Judgement(j) => score("score", Some(j.score)),
-            Record::Verdict(v) => {
-                score("self_score", v.self_score).or_else(|| score("anchored_score", v.anchored_score))
-            }
+            Record::Verdict(v) => score("self_score", v.self_score)
+                .or_else(|| score("anchored_score", v.anchored_score)),
             Record::Action(a) => set("relies_on", &a.relies_on),
             Record::Reground(r) => set("spans", &r.spans).or_else(|| score("score", Some(r.score))),
         }

@@ -9,9 +9,7 @@ pub use tables::{Facts, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
 use crate::error::{ErrorKind, Result};
-use crate::record::{
-    decode, encode, Author, Kind, Record, Rid, FORMAT_VERSION, MAX_RECORD_BYTES,
-};
+use crate::record::{decode, encode, Author, Kind, Record, Rid, FORMAT_VERSION, MAX_RECORD_BYTES};
 use redb::{
     Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, StorageError, WriteTransaction,
@@ -69,6 +67,16 @@ fn open_error(path: &Path, e: DatabaseError) -> crate::Error {
             detail,
         }
         .into(),
+        DatabaseError::Storage(StorageError::Io(source))
+            if source.kind() == std::io::ErrorKind::InvalidData =>
+        {
+            ErrorKind::NotALedger {
+                path: path.to_path_buf(),
+                expected: FORMAT_VERSION,
+                detail: source.to_string(),
+            }
+            .into()
+        }
         DatabaseError::Storage(StorageError::Io(source)) => ErrorKind::Io {
             what: "cannot open the ledger",
             path: path.to_path_buf(),
@@ -204,7 +212,9 @@ impl Ledger {
         let snap = self.db.begin_read()?;
         let meta = snap.open_table(META)?;
         let id = meta.get("ledger_id")?.map(|g| g.value().to_vec());
-        Ok(id.map(|b| b.iter().map(|x| format!("{x:02x}")).collect()).unwrap_or_default())
+        Ok(id
+            .map(|b| b.iter().map(|x| format!("{x:02x}")).collect())
+            .unwrap_or_default())
     }
 
     /// A read snapshot of the committed state.
@@ -308,6 +318,10 @@ impl Batch {
     pub fn append(&mut self, record: impl Into<Record>) -> Result<Appended> {
         let mut record = record.into();
         record.canonicalize();
+        if let Some(reason) = record.canonical_violation() {
+            let kind = record.kind();
+            return Err(ErrorKind::Invalid { kind, reason }.into());
+        }
         let bytes = encode(&record);
         if bytes.len() > MAX_RECORD_BYTES {
             return Err(ErrorKind::TooLarge {

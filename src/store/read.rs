@@ -35,14 +35,14 @@ pub trait Tx {
 impl Tx for ReadTransaction {
     type T<'a, K: Key + 'static, V: Value + 'static> = ReadOnlyTable<K, V>;
     type M<'a, K: Key + 'static, V: Key + 'static> = ReadOnlyMultimapTable<K, V>;
-    fn table<'a, K: Key + 'static, V: Value + 'static>(
-        &'a self,
+    fn table<K: Key + 'static, V: Value + 'static>(
+        &self,
         def: TableDefinition<'static, K, V>,
     ) -> Result<ReadOnlyTable<K, V>> {
         Ok(self.open_table(def)?)
     }
-    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
-        &'a self,
+    fn multimap<K: Key + 'static, V: Key + 'static>(
+        &self,
         def: MultimapTableDefinition<'static, K, V>,
     ) -> Result<ReadOnlyMultimapTable<K, V>> {
         Ok(self.open_multimap_table(def)?)
@@ -96,7 +96,11 @@ pub trait Read {
 
     /// The stored bytes at a log index.
     fn bytes_at(&self, index: u64) -> Result<Option<Vec<u8>>> {
-        Ok(self.tx().table(RECORDS)?.get(index)?.map(|g| g.value().to_vec()))
+        Ok(self
+            .tx()
+            .table(RECORDS)?
+            .get(index)?
+            .map(|g| g.value().to_vec()))
     }
 
     /// The record at a log index, decoded and checked against its rid.
@@ -249,9 +253,8 @@ pub trait Read {
 
     /// Resolves a full rid or a unique hex prefix of at least 8 characters.
     fn resolve(&self, text: &str) -> Result<Rid> {
-        let nibbles = crate::record::rid::hex_nibbles(text).map_err(|_| {
-            ErrorKind::NotFound(format!("{text} (a rid is written in hex digits)"))
-        })?;
+        let nibbles = crate::record::rid::hex_nibbles(text)
+            .map_err(|_| ErrorKind::NotFound(format!("{text} (a rid is written in hex digits)")))?;
         if nibbles.len() > 64 || nibbles.len() < 8 {
             return Err(ErrorKind::NotFound(format!(
                 "{text} (give the full 64 hex digits, or a unique prefix of 8 or more)"

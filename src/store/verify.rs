@@ -6,8 +6,8 @@ use super::{Ledger, Read};
 use crate::error::Result;
 use crate::record::{decode, Rid};
 use redb::{
-    Key, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable, ReadableTable,
-    ReadableTableMetadata, TableDefinition, Value,
+    Key, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable,
+    ReadableTable, ReadableTableMetadata, TableDefinition, Value,
 };
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -68,11 +68,19 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     let mut records = Vec::new();
     for index in 0..report.records {
         let Some(rid) = snap.rid_at(index)? else {
-            report.add(None, "log", format!("the log has no entry at index {index}"));
+            report.add(
+                None,
+                "log",
+                format!("the log has no entry at index {index}"),
+            );
             continue;
         };
         let Some(bytes) = snap.bytes_at(index)? else {
-            report.add(Some(rid), "records", format!("no bytes are stored for log index {index}"));
+            report.add(
+                Some(rid),
+                "records",
+                format!("no bytes are stored for log index {index}"),
+            );
             continue;
         };
         let actual = Rid::of_bytes(&bytes);
@@ -86,7 +94,11 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
         }
         match decode(&bytes) {
             Ok(record) => records.push((rid, record)),
-            Err(e) => report.add(Some(rid), "records", format!("the stored bytes do not decode: {e}")),
+            Err(e) => report.add(
+                Some(rid),
+                "records",
+                format!("the stored bytes do not decode: {e}"),
+            ),
         }
     }
     if !report.ok() {
@@ -106,7 +118,10 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
             Ok(a) => report.add(
                 Some(rid),
                 "log",
-                format!("log index {index} repeats the record first logged at index {}", a.index),
+                format!(
+                    "log index {index} repeats the record first logged at index {}",
+                    a.index
+                ),
             ),
             Err(e) => report.add(Some(rid), "records", format!("its links do not hold: {e}")),
         }
@@ -132,7 +147,8 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
 
 /// The rid a table entry is about: a 32-byte key, a key ending in a rid, or a 32-byte value.
 fn entry_rid(key: &[u8], value: &[u8]) -> Option<Rid> {
-    let tail = |b: &[u8]| -> Option<Rid> { b.get(b.len().checked_sub(32)?..)?.try_into().ok().map(Rid) };
+    let tail =
+        |b: &[u8]| -> Option<Rid> { b.get(b.len().checked_sub(32)?..)?.try_into().ok().map(Rid) };
     match (key.len(), value.len()) {
         (32, _) => tail(key),
         (37, _) => tail(key),
@@ -201,13 +217,19 @@ fn merge(
             }
             Ordering::Less => {
                 let (k, v) = &stored[i];
-                let detail = format!("entry {} is stored but the log does not produce it", describe(k));
+                let detail = format!(
+                    "entry {} is stored but the log does not produce it",
+                    describe(k)
+                );
                 report.add(entry_rid(k, v), name, detail);
                 i += 1;
             }
             Ordering::Greater => {
                 let (k, v) = &rebuilt[j];
-                let detail = format!("entry {} is missing or differs from what the log produces", describe(k));
+                let detail = format!(
+                    "entry {} is missing or differs from what the log produces",
+                    describe(k)
+                );
                 report.add(entry_rid(k, v), name, detail);
                 j += 1;
             }

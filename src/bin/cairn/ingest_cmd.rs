@@ -167,8 +167,9 @@ fn stream(ledger: &Ledger, as_json: bool) -> Result<u8, Failure> {
                     drop(batch);
                     let mut fresh = ledger.batch()?;
                     for (n, bytes, _) in &pending {
-                        apply_line(&mut fresh, *n, bytes)
-                            .map_err(|e| line_failure("standard input", e, "nothing was written"))?;
+                        apply_line(&mut fresh, *n, bytes).map_err(|e| {
+                            line_failure("standard input", e, "nothing was written")
+                        })?;
                     }
                     flush(fresh, &mut pending, &mut out)?;
                     return Err(line_failure(

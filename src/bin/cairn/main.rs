@@ -148,7 +148,9 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
         let found: Vec<_> = report
             .discrepancies
             .iter()
-            .map(|d| json!({"rid": d.rid.map(|r| r.to_hex()), "table": d.table, "detail": d.detail}))
+            .map(
+                |d| json!({"rid": d.rid.map(|r| r.to_hex()), "table": d.table, "detail": d.detail}),
+            )
             .collect();
         println!(
             "{}",
@@ -215,7 +217,11 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
         println!("{v}");
         return;
     }
-    println!("ledger {} (id {})", v["ledger"].as_str().unwrap_or(""), v["ledger_id"].as_str().unwrap_or(""));
+    println!(
+        "ledger {} (id {})",
+        v["ledger"].as_str().unwrap_or(""),
+        v["ledger_id"].as_str().unwrap_or("")
+    );
     println!("records: {} in {} bytes", v["records"], v["file_bytes"]);
     if let Some(kinds) = v["kinds"].as_object() {
         let parts: Vec<String> = kinds
@@ -286,7 +292,11 @@ fn demo(path: &Path, as_json: bool) -> Outcome {
     if !as_json {
         println!(
             "verify: {}",
-            if report.ok() { "every rid, link and derived table checks out" } else { "DISCREPANCIES FOUND" }
+            if report.ok() {
+                "every rid, link and derived table checks out"
+            } else {
+                "DISCREPANCIES FOUND"
+            }
         );
     }
     Ok(if report.ok() { 0 } else { 3 })

@@ -1,0 +1,289 @@
+//! The command line: exit codes, JSON contracts, bad input, integrity failures.
+
+use crate::util::*;
+use serde_json::Value;
+
+fn ingest_ok(t: &Tmp, content: &str) -> Vec<Value> {
+    let f = t.file("in.jsonl", content.as_bytes());
+    let o = t.cairn(&["ingest", "--json", f.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn ingest_json_reports_each_line_and_summary_claims() {
+    let t = Tmp::new();
+    let out = ingest_ok(&t, LIBFOO);
+    assert_eq!(out.len(), 8);
+    for (i, v) in out.iter().enumerate() {
+        assert_eq!(v["line"], i as u64 + 1);
+        assert_eq!(v["rid"].as_str().unwrap().len(), 64);
+    }
+    assert_eq!(out[0]["kind"], "span");
+    assert_eq!(out[4]["kind"], "summary");
+    let claims = out[4]["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0]["text"], "libfoo stays pinned at 2.3.1");
+    assert_eq!(claims[0]["rid"].as_str().unwrap().len(), 64);
+
+    let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
+    assert_eq!(stats["records"], 9, "8 lines plus the summary's claim");
+    // Ingesting the same file again appends nothing.
+    let again = ingest_ok(&t, LIBFOO);
+    assert!(again.iter().all(|v| v["new"] == false));
+    let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
+    assert_eq!(stats["records"], 9);
+}
+
+#[test]
+fn export_lists_every_record_and_reingests_to_the_same_rids() {
+    let t = Tmp::new();
+    ingest_ok(&t, LIBFOO);
+    let export = stdout(&t.cairn(&["export", "--format", "json"], None));
+    let lines: Vec<Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 9);
+    assert!(lines
+        .iter()
+        .all(|v| v["rid"].as_str().map(str::len) == Some(64) && v["kind"].is_string()));
+    let summary = lines.iter().find(|v| v["kind"] == "summary").unwrap();
+    assert_eq!(summary["self_score"], 0.91);
+    assert_eq!(summary["author"], "self");
+
+    let copy = Tmp::new();
+    let f = copy.file("export.jsonl", export.as_bytes());
+    let o = copy.cairn(&["ingest", f.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&copy.cairn(&["export"], None)), export);
+}
+
+/// Each bad-input class exits 2, names the line and the field, and writes nothing.
+#[test]
+fn bad_lines_exit_2_name_line_and_field_and_write_nothing() {
+    let cases: &[(&[u8], &str)] = &[
+        (b"{\"kind\":\"span\",\"stream\":\"s1\",", "line 3: malformed JSON"),
+        (br#"{"kind":"sapn","stream":"s1"}"#, "line 3, field `kind`: unknown kind \"sapn\""),
+        (br#"{"kind":"span","stream":"s1","role":"user","text":"x"}"#, "line 3, field `turn`: missing"),
+        (br#"{"kind":"span","stream":"s1","turn":"7","role":"user","text":"x"}"#, "line 3, field `turn`: expected a non-negative integer, found a string"),
+        (br#"{"kind":"claim","stream":"s1","text":"x","witnesses":["turn:999"]}"#, "line 3, field `witnesses[0]`: turn:999 names no span in stream s1"),
+        (br#"{"kind":"action","stream":"s1","text":"x","relies_on":["turn:212"]}"#, "line 3, field `relies_on`"),
+        (b"{\"kind\":\"span\",\"stream\":\"s1\",\"turn\":9,\"role\":\"user\",\"text\":\"\xff\xfe\"}", "line 3: the line is not valid UTF-8"),
+        (br#"{"kind":"span","stream":"s1","turn":9,"role":"user","text":"x","colour":"red"}"#, "line 3, field `colour`: unknown field"),
+        (br#"{"kind":"pin","stream":"s1","name":"constraints","items":[{"class":"prohibition","text":"bump freely"}]}"#, "line 3: pin-conflict"),
+        (br#"{"kind":"claim","stream":"s1","text":"x","witnesses":["prior:0"]}"#, "line 3, field `witnesses[0]`: prior:0 needs a head summary"),
+    ];
+    let t = Tmp::new();
+    ingest_ok(
+        &t,
+        LIBFOO
+            .split_inclusive('\n')
+            .take(4)
+            .collect::<String>()
+            .as_str(),
+    );
+    let before = fingerprint(&t);
+    for (bad, expect) in cases {
+        let mut content =
+            br#"{"kind":"span","stream":"s1","turn":500,"role":"user","text":"good line"}
+{"kind":"span","stream":"s1","turn":501,"role":"user","text":"good line"}
+"#
+            .to_vec();
+        content.extend_from_slice(bad);
+        content.push(b'\n');
+        let f = t.file("bad.jsonl", &content);
+        let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
+        assert_eq!(code(&o), 2, "{expect}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(expect),
+            "expected {expect:?} in {:?}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("nothing from it was written"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(fingerprint(&t), before, "{expect}: the ledger changed");
+    }
+}
+
+#[test]
+fn a_wrong_link_kind_is_refused_with_its_field() {
+    let t = Tmp::new();
+    let out = ingest_ok(&t, LIBFOO);
+    let pin_rid = out[3]["rid"].as_str().unwrap();
+    let bad = format!(
+        r#"{{"kind":"claim","stream":"s1","text":"x","witnesses":["{}"]}}"#,
+        &pin_rid[..12]
+    );
+    let before = fingerprint(&t);
+    let f = t.file("bad.jsonl", bad.as_bytes());
+    let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("line 1, field `witnesses`: claim field `witnesses` links to"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("which is a pin"), "{}", stderr(&o));
+    assert_eq!(fingerprint(&t), before);
+}
+
+#[test]
+fn stdin_acknowledges_durable_lines_and_stops_at_a_bad_one() {
+    let t = Tmp::new();
+    let input = format!(
+        "{}{}\n",
+        LIBFOO, r#"{"kind":"claim","stream":"s1","text":"x","witnesses":["turn:9999"]}"#
+    );
+    let o = t.cairn(&["ingest", "--json", "-"], Some(input.as_bytes()));
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let acked: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(acked.len(), 8);
+    assert!(
+        stderr(&o).contains("line 9, field `witnesses[0]`"),
+        "{}",
+        stderr(&o)
+    );
+    let export = stdout(&t.cairn(&["export"], None));
+    for a in &acked {
+        assert!(export.contains(a["rid"].as_str().unwrap()));
+    }
+    let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
+    assert_eq!(stats["records"], 9);
+}
+
+#[test]
+fn verify_passes_on_a_clean_ledger_and_fails_with_3_on_a_flipped_byte() {
+    let t = Tmp::new();
+    ingest_ok(&t, LIBFOO);
+    let o = t.cairn(&["verify", "--json"], None);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ok"].clone(), v["records"].clone()),
+        (Value::Bool(true), Value::from(9))
+    );
+
+    // Flip one byte of a span's text wherever it sits in the file.
+    let mut file = std::fs::read(t.db()).unwrap();
+    let needle = b"we are still on libfoo 2.3.1";
+    let hits: Vec<usize> = (0..file.len() - needle.len())
+        .filter(|i| &file[*i..*i + needle.len()] == needle)
+        .collect();
+    assert!(!hits.is_empty());
+    for h in hits {
+        file[h + 16] ^= 0x20;
+    }
+    std::fs::write(t.db(), &file).unwrap();
+    let o = t.cairn(&["verify"], None);
+    assert_eq!(code(&o), 3, "stdout {} stderr {}", stdout(&o), stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("corrupt") || stderr(&o).contains("discrepanc"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_ledger_exits_3_with_a_sentence() {
+    let t = Tmp::new();
+    std::fs::write(t.db(), vec![0x5a; 8192]).unwrap();
+    for cmd in [&["verify"][..], &["stats"][..]] {
+        let o = t.cairn(cmd, None);
+        assert_eq!(code(&o), 3, "{cmd:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("cairn: "), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+#[test]
+fn a_missing_ledger_is_a_usage_error_and_is_not_created() {
+    let t = Tmp::new();
+    for cmd in ["verify", "stats", "export"] {
+        let o = t.cairn(&[cmd], None);
+        assert_eq!(code(&o), 2, "{cmd}");
+        assert!(
+            stderr(&o).contains("there is no ledger at"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!t.db().exists());
+}
+
+#[test]
+fn the_ledger_path_comes_from_db_then_env_then_the_default() {
+    let t = Tmp::new();
+    let f = t.file("in.jsonl", LIBFOO.as_bytes());
+    let env_db = t.dir.path().join("from-env.redb");
+    let run = |args: &[&str], env: Option<&std::path::Path>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.current_dir(t.dir.path())
+            .args(args)
+            .env_remove("CAIRN_DB");
+        if let Some(e) = env {
+            c.env("CAIRN_DB", e);
+        }
+        c.output().unwrap()
+    };
+    assert_eq!(
+        code(&run(&["ingest", f.to_str().unwrap()], Some(&env_db))),
+        0
+    );
+    assert!(env_db.exists());
+    assert!(!t.dir.path().join("cairn.redb").exists());
+    assert_eq!(code(&run(&["ingest", f.to_str().unwrap()], None)), 0);
+    assert!(t.dir.path().join("cairn.redb").exists());
+    let flag_db = t.dir.path().join("flag.redb");
+    assert_eq!(
+        code(&run(
+            &[
+                "--db",
+                flag_db.to_str().unwrap(),
+                "ingest",
+                f.to_str().unwrap()
+            ],
+            Some(&env_db)
+        )),
+        0
+    );
+    assert!(flag_db.exists());
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let t = Tmp::new();
+    assert_eq!(code(&t.cairn(&["frobnicate"], None)), 2);
+    assert_eq!(code(&t.cairn(&["export", "--format", "xml"], None)), 2);
+    let o = t.cairn(&["ingest", "/nonexistent/file.jsonl"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot read /nonexistent/file.jsonl"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn the_demo_runs_and_verifies() {
+    let t = Tmp::new();
+    let o = t.cairn(&["demo", "--json"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verify_ok"], true);
+    assert!(v["records"].as_u64().unwrap() > 20);
+    assert_eq!(
+        v["summaries_deeper_than_two"], 1,
+        "the DROP TABLE story's third self-authored summary"
+    );
+}

@@ -1,0 +1,434 @@
+//! The store: append-only, idempotent, link checks, write-once pins, derived facts, verify.
+
+use crate::util::Tmp;
+use cairn::record::*;
+use cairn::store::tables;
+use cairn::{ErrorKind, Ledger, Read};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+fn span(stream: &str, turn: u64, text: &str) -> Span {
+    Span {
+        stream: stream.into(),
+        turn,
+        role: Role::User,
+        tool: None,
+        text: text.into(),
+    }
+}
+
+fn claim(stream: &str, text: &str, witnesses: Vec<Rid>) -> Claim {
+    Claim {
+        stream: stream.into(),
+        text: text.into(),
+        origin: Origin::UserSaid,
+        witnesses,
+        actionable: true,
+    }
+}
+
+fn summary(
+    stream: &str,
+    parent: Option<Rid>,
+    author: Author,
+    evicts: Vec<Rid>,
+    claims: Vec<Rid>,
+) -> Summary {
+    Summary {
+        stream: stream.into(),
+        parent,
+        author,
+        budget: 1000,
+        covers: vec![],
+        evicts,
+        claims,
+        self_score: None,
+        reground: false,
+    }
+}
+
+fn pin(stream: &str, name: &str, text: &str) -> Pin {
+    Pin {
+        stream: stream.into(),
+        name: name.into(),
+        items: vec![PinItem {
+            class: PinClass::Prohibition,
+            text: text.into(),
+            witness: None,
+        }],
+    }
+}
+
+#[test]
+fn appending_the_same_record_twice_is_idempotent() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let a = b.append(span("s1", 1, "hello")).unwrap();
+    b.commit().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let again = b.append(span("s1", 1, "hello")).unwrap();
+    b.commit().unwrap();
+    assert_eq!((again.rid, again.index, again.new), (a.rid, a.index, false));
+    assert_eq!(ledger.len().unwrap(), 1);
+}
+
+#[test]
+fn links_must_name_existing_records_of_the_right_kind_and_stream() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let s1 = b.append(span("s1", 1, "a")).unwrap().rid;
+    let s2 = b.append(span("s2", 1, "b")).unwrap().rid;
+    let p = b.append(pin("s1", "c", "never x")).unwrap().rid;
+    let c = b.append(claim("s1", "a", vec![s1])).unwrap().rid;
+    let before = b.len().unwrap();
+
+    let missing = b.append(claim("s1", "x", vec![Rid([7; 32])])).unwrap_err();
+    assert!(
+        missing.to_string().contains("not in the ledger"),
+        "{missing}"
+    );
+    let pin_witness = b.append(claim("s1", "x", vec![p])).unwrap_err();
+    assert!(
+        pin_witness
+            .to_string()
+            .contains("is a pin, but `witnesses` must name a span or claim"),
+        "{pin_witness}"
+    );
+    let claim_cover = b
+        .append(Summary {
+            covers: vec![c],
+            ..summary("s1", None, Author::SelfAuthored, vec![], vec![])
+        })
+        .unwrap_err();
+    assert!(
+        claim_cover
+            .to_string()
+            .contains("`covers` must name a span"),
+        "{claim_cover}"
+    );
+    let other_stream = b
+        .append(summary("s1", None, Author::SelfAuthored, vec![s2], vec![]))
+        .unwrap_err();
+    assert!(
+        other_stream.to_string().contains("belongs to stream s2"),
+        "{other_stream}"
+    );
+    assert_eq!(b.len().unwrap(), before, "a refused record writes nothing");
+
+    // Near miss: the same claim with a span witness, and a cross-stream claim witness, pass.
+    b.append(claim("s1", "x", vec![s1, s2])).unwrap();
+}
+
+#[test]
+fn pins_are_write_once() {
+    let t = Tmp::new();
+    let ledger = Ledger::open(t.db()).unwrap();
+    let mut b = ledger.batch().unwrap();
+    let first = b
+        .append(pin("s1", "constraints", "never run DROP TABLE"))
+        .unwrap();
+    b.commit().unwrap();
+    let before = ledger.snapshot().unwrap().bytes_at(first.index).unwrap();
+
+    let mut b = ledger.batch().unwrap();
+    assert!(
+        !b.append(pin("s1", "constraints", "never run DROP TABLE"))
+            .unwrap()
+            .new
+    );
+    let err = b
+        .append(pin("s1", "constraints", "DROP TABLE is fine"))
+        .unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::PinConflict { existing, .. } if *existing == first.rid)
+    );
+    assert!(
+        err.to_string()
+            .starts_with("pin-conflict: stream s1 already holds pin \"constraints\""),
+        "{err}"
+    );
+    // Near miss: another name or another stream is a new pin.
+    b.append(pin("s1", "constraints-2", "DROP TABLE is fine"))
+        .unwrap();
+    b.append(pin("s2", "constraints", "DROP TABLE is fine"))
+        .unwrap();
+    b.commit().unwrap();
+    let snap = ledger.snapshot().unwrap();
+    assert_eq!(snap.pin("s1", "constraints").unwrap(), Some(first.rid));
+    assert_eq!(snap.bytes_at(first.index).unwrap(), before);
+}
+
+#[test]
+fn a_turn_holds_one_span() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    b.append(span("s1", 5, "first")).unwrap();
+    let err = b.append(span("s1", 5, "second")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("already holds a different span for turn 5"),
+        "{err}"
+    );
+    b.append(span("s1", 6, "second")).unwrap();
+}
+
+#[test]
+fn anchored_bits_and_depths_are_derived_at_append() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let s = b.append(span("s1", 1, "raw")).unwrap().rid;
+    let c0 = b.append(claim("s1", "c0", vec![s])).unwrap().rid;
+    let c1 = b.append(claim("s1", "c1", vec![c0])).unwrap().rid;
+    let c2 = b.append(claim("s1", "c2", vec![c1])).unwrap().rid;
+    let c3 = b.append(claim("s1", "c3", vec![c2])).unwrap().rid;
+    let shortcut = b.append(claim("s1", "c3b", vec![c2, s])).unwrap().rid;
+    let floating = b.append(claim("s1", "nothing", vec![])).unwrap().rid;
+    let on_floating = b
+        .append(claim("s1", "built on nothing", vec![floating]))
+        .unwrap()
+        .rid;
+    b.commit().unwrap();
+
+    let snap = ledger.snapshot().unwrap();
+    let depth = |r: Rid| snap.facts(&r).unwrap().unwrap().depth;
+    assert_eq!(
+        [depth(c0), depth(c1), depth(c2), depth(c3), depth(shortcut)],
+        [Some(0), Some(1), Some(2), Some(3), Some(0)]
+    );
+    let mut unanchored = vec![floating, on_floating];
+    unanchored.sort();
+    assert_eq!(snap.unanchored_claims().unwrap(), unanchored);
+    assert_eq!(snap.deeper_than(Kind::Claim, 2).unwrap(), vec![(c3, 3)]);
+}
+
+#[test]
+fn summary_chains_count_self_authored_depth_and_windows_shrink() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let spans: Vec<Rid> = (0..6)
+        .map(|i| b.append(span("s1", i, &format!("t{i}"))).unwrap().rid)
+        .collect();
+    let c = b.append(claim("s1", "c", vec![spans[0]])).unwrap().rid;
+    let s1 = b
+        .append(summary(
+            "s1",
+            None,
+            Author::SelfAuthored,
+            vec![spans[0], spans[1]],
+            vec![c],
+        ))
+        .unwrap()
+        .rid;
+    let s2 = b
+        .append(summary(
+            "s1",
+            Some(s1),
+            Author::SelfAuthored,
+            vec![spans[1], spans[2]],
+            vec![c],
+        ))
+        .unwrap()
+        .rid;
+    let s3 = b
+        .append(summary(
+            "s1",
+            Some(s2),
+            Author::SelfAuthored,
+            vec![],
+            vec![c],
+        ))
+        .unwrap()
+        .rid;
+    let sep = b
+        .append(summary("s1", Some(s3), Author::Separate, vec![], vec![c]))
+        .unwrap()
+        .rid;
+    let s5 = b
+        .append(summary(
+            "s1",
+            Some(sep),
+            Author::SelfAuthored,
+            vec![spans[5]],
+            vec![c],
+        ))
+        .unwrap()
+        .rid;
+    b.commit().unwrap();
+    let snap = ledger.snapshot().unwrap();
+    let depth = |r: Rid| snap.facts(&r).unwrap().unwrap().depth.unwrap();
+    assert_eq!(
+        [depth(s1), depth(s2), depth(s3), depth(sep), depth(s5)],
+        [1, 2, 3, 0, 1]
+    );
+    assert_eq!(snap.deeper_than(Kind::Summary, 2).unwrap(), vec![(s3, 3)]);
+    let st = snap.stream("s1").unwrap();
+    assert_eq!(
+        (st.spans, st.evicted, st.window(), st.summaries, st.head),
+        (6, 4, 2, 5, Some(s5))
+    );
+    assert_eq!(snap.evicted_by(&spans[1]).unwrap(), Some(s1));
+    assert_eq!(snap.dependents(&c).unwrap().len(), 5);
+}
+
+use redb::ReadableTable;
+
+fn tamper(path: &std::path::Path, f: impl FnOnce(&redb::WriteTransaction)) {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    f(&txn);
+    txn.commit().unwrap();
+}
+
+fn small_ledger(t: &Tmp) -> (Rid, u64, Rid) {
+    let ledger = Ledger::open(t.db()).unwrap();
+    let mut b = ledger.batch().unwrap();
+    let s = b
+        .append(span("s1", 1, "we are still on libfoo 2.3.1"))
+        .unwrap();
+    let c = b
+        .append(claim("s1", "libfoo is 2.3.1", vec![s.rid]))
+        .unwrap();
+    b.commit().unwrap();
+    assert!(ledger.verify().unwrap().ok());
+    (s.rid, s.index, c.rid)
+}
+
+#[test]
+fn verify_finds_a_flipped_byte_in_a_records_text() {
+    let t = Tmp::new();
+    let (rid, index, _) = small_ledger(&t);
+    tamper(&t.db(), |txn| {
+        let mut records = txn.open_table(tables::RECORDS).unwrap();
+        let mut bytes = records.get(index).unwrap().unwrap().value().to_vec();
+        *bytes.last_mut().unwrap() ^= 0x01;
+        records.insert(index, bytes.as_slice()).unwrap();
+    });
+    let report = Ledger::open(t.db()).unwrap().verify().unwrap();
+    assert!(!report.ok());
+    assert_eq!(report.discrepancies[0].rid, Some(rid));
+    assert!(
+        report.discrepancies[0].detail.contains("hash to"),
+        "{}",
+        report.discrepancies[0]
+    );
+}
+
+#[test]
+fn verify_finds_a_tampered_derived_table() {
+    let t = Tmp::new();
+    let (_, _, claim) = small_ledger(&t);
+    tamper(&t.db(), |txn| {
+        txn.open_table(tables::UNANCHORED)
+            .unwrap()
+            .insert(claim.0, ())
+            .unwrap();
+    });
+    let report = Ledger::open(t.db()).unwrap().verify().unwrap();
+    assert_eq!(report.discrepancies.len(), 1, "{:?}", report.discrepancies);
+    assert_eq!(
+        (report.discrepancies[0].rid, report.discrepancies[0].table),
+        (Some(claim), "unanchored")
+    );
+}
+
+#[test]
+fn verify_finds_a_dangling_link() {
+    let t = Tmp::new();
+    let (span_rid, _, _) = small_ledger(&t);
+    // Rewrite the log so the span disappears but the claim that cites it stays.
+    tamper(&t.db(), |txn| {
+        let mut log = txn.open_table(tables::LOG).unwrap();
+        let mut records = txn.open_table(tables::RECORDS).unwrap();
+        let claim_rid = log.get(1).unwrap().unwrap().value();
+        let claim_bytes = records.get(1).unwrap().unwrap().value().to_vec();
+        log.insert(0, claim_rid).unwrap();
+        records.insert(0, claim_bytes.as_slice()).unwrap();
+        log.remove(1).unwrap();
+        records.remove(1).unwrap();
+    });
+    let report = Ledger::open(t.db()).unwrap().verify().unwrap();
+    assert!(
+        report.discrepancies.iter().any(
+            |d| d.detail.contains("links do not hold") && d.detail.contains(&span_rid.to_hex())
+        ),
+        "{:?}",
+        report.discrepancies
+    );
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Span(u8, u8, String),
+    Claim(u8, Vec<usize>),
+    Pin(u8, u8, String),
+    Summary(u8, Vec<usize>, bool),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (0..2u8, 0..20u8, "[a-z ]{0,12}").prop_map(|(s, t, x)| Op::Span(s, t, x)),
+        (0..2u8, prop::collection::vec(any::<usize>(), 0..3)).prop_map(|(s, w)| Op::Claim(s, w)),
+        (0..2u8, 0..3u8, "[a-z ]{0,6}").prop_map(|(s, n, x)| Op::Pin(s, n, x)),
+        (
+            0..2u8,
+            prop::collection::vec(any::<usize>(), 0..4),
+            any::<bool>()
+        )
+            .prop_map(|(s, w, sep)| Op::Summary(s, w, sep)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Random appends, some refused, never change an existing record's bytes, and pins never
+    /// change; the derived tables always rebuild to what is stored.
+    #[test]
+    fn appends_never_change_existing_records_or_pins(batches in prop::collection::vec(prop::collection::vec(op(), 1..8), 1..5)) {
+        let ledger = Ledger::in_memory().unwrap();
+        let mut seen: BTreeMap<u64, Vec<u8>> = BTreeMap::new();
+        let mut pins: BTreeMap<(String, String), Rid> = BTreeMap::new();
+        let mut all: Vec<(Kind, Rid, String)> = Vec::new();
+        for ops in batches {
+            let mut b = ledger.batch().unwrap();
+            for op in ops {
+                let pick = |i: usize, k: &[Kind]| -> Option<Rid> {
+                    let c: Vec<_> = all.iter().filter(|x| k.contains(&x.0)).collect();
+                    (!c.is_empty()).then(|| c[i % c.len()].1)
+                };
+                let stream = |s: u8| format!("s{s}");
+                let rec: Record = match &op {
+                    Op::Span(s, t, x) => span(&stream(*s), u64::from(*t), x).into(),
+                    Op::Claim(s, w) => claim(&stream(*s), "c", w.iter().filter_map(|i| pick(*i, &[Kind::Span, Kind::Claim])).collect()).into(),
+                    Op::Pin(s, n, x) => pin(&stream(*s), &format!("p{n}"), x).into(),
+                    Op::Summary(s, w, sep) => {
+                        let author = if *sep { Author::Separate } else { Author::SelfAuthored };
+                        let claims: Vec<Rid> = w.iter().filter_map(|i| pick(*i, &[Kind::Claim])).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+                        let evicts = w.iter().filter_map(|i| pick(*i, &[Kind::Span])).collect();
+                        summary(&stream(*s), b.head(&stream(*s)).unwrap(), author, evicts, claims).into()
+                    }
+                };
+                let kind = rec.kind();
+                let st = rec.stream().unwrap().to_string();
+                if let Ok(a) = b.append(rec.clone()) {
+                    if a.new {
+                        seen.insert(a.index, b.bytes_at(a.index).unwrap().unwrap());
+                        all.push((kind, a.rid, st));
+                        if let Record::Pin(p) = &rec {
+                            prop_assert!(pins.insert((p.stream.clone(), p.name.clone()), a.rid).is_none());
+                        }
+                    }
+                }
+            }
+            b.commit().unwrap();
+            let snap = ledger.snapshot().unwrap();
+            for (i, bytes) in &seen {
+                prop_assert_eq!(&snap.bytes_at(*i).unwrap().unwrap(), bytes);
+            }
+            for ((s, n), rid) in &pins {
+                prop_assert_eq!(snap.pin(s, n).unwrap(), Some(*rid));
+            }
+        }
+        let report = ledger.verify().unwrap();
+        prop_assert!(report.ok(), "{:?}", report.discrepancies);
+    }
+}
