@@ -287,3 +287,13 @@ fn the_demo_runs_and_verifies() {
         "the DROP TABLE story's third self-authored summary"
     );
 }
+
+#[test]
+fn the_quickstart_example_runs() {
+    let o = std::process::Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--example", "quickstart"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("is anchored; 0 claims without"));
+}
