@@ -13,7 +13,7 @@ pub enum ErrorKind {
     #[error("the ledger {} is locked: another process has it open for writing; wait for it to finish or use another --db", .0.display())]
     Locked(PathBuf),
     /// redb found the file damaged.
-    #[error("the ledger {} is corrupt ({detail}); restore it from a copy, or run `cairn verify` on a copy to see what is damaged", path.display())]
+    #[error("the ledger {} is corrupt ({detail}); restore it from a copy; `cairn verify` names the damaged records", path.display())]
     CorruptFile {
         /// The file.
         path: PathBuf,

@@ -164,7 +164,10 @@ fn stdin_acknowledges_durable_lines_and_stops_at_a_bad_one() {
 #[test]
 fn verify_passes_on_a_clean_ledger_and_fails_with_3_on_a_flipped_byte() {
     let t = Tmp::new();
-    ingest_ok(&t, LIBFOO);
+    let span_rid = ingest_ok(&t, LIBFOO)[1]["rid"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let o = t.cairn(&["verify", "--json"], None);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -187,10 +190,11 @@ fn verify_passes_on_a_clean_ledger_and_fails_with_3_on_a_flipped_byte() {
     let o = t.cairn(&["verify"], None);
     assert_eq!(code(&o), 3, "stdout {} stderr {}", stdout(&o), stderr(&o));
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("discrepanc"), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("corrupt") || stderr(&o).contains("discrepanc"),
-        "{}",
-        stderr(&o)
+        stdout(&o).contains(&span_rid),
+        "the damaged span is named: {}",
+        stdout(&o)
     );
 }
 

@@ -432,3 +432,21 @@ proptest! {
         prop_assert!(report.ok(), "{:?}", report.discrepancies);
     }
 }
+
+#[test]
+fn a_streams_spans_iterate_in_turn_order() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    for t in [30, 10, 20] {
+        b.append(span("s1", t, &format!("turn {t}"))).unwrap();
+    }
+    b.append(span("s2", 15, "other stream")).unwrap();
+    b.commit().unwrap();
+    let turns: Vec<u64> = ledger
+        .spans("s1")
+        .unwrap()
+        .into_iter()
+        .map(|(_, s)| s.turn)
+        .collect();
+    assert_eq!(turns, [10, 20, 30]);
+}

@@ -246,9 +246,16 @@ impl Ledger {
         Ok(self.len()? == 0)
     }
 
-    /// The spans of a stream in turn order, from the committed state.
-    pub fn spans(&self, stream: &str) -> Result<Vec<(u64, Rid)>> {
-        self.snapshot()?.turns(stream, 0, u64::MAX)
+    /// The spans of a stream in turn order, with their rids, from the committed state.
+    pub fn spans(&self, stream: &str) -> Result<Vec<(Rid, crate::record::Span)>> {
+        let snap = self.snapshot()?;
+        let mut out = Vec::new();
+        for (_, rid) in snap.turns(stream, 0, u64::MAX)? {
+            if let Some(Record::Span(span)) = snap.get(&rid)? {
+                out.push((rid, span));
+            }
+        }
+        Ok(out)
     }
 
     /// Runs `cairn verify`'s checks: see [`VerifyReport`].

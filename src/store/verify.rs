@@ -102,11 +102,7 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
         }
     }
     if !report.ok() {
-        report.add(
-            None,
-            "derived",
-            "derived tables were not rebuilt, because records are damaged; restore the file from a copy",
-        );
+        // Rebuilding from damaged records would only echo the damage found above.
         return Ok(report);
     }
 

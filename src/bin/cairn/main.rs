@@ -133,17 +133,22 @@ fn open_existing(path: &Path, checked: bool) -> Result<Ledger, Failure> {
 }
 
 fn verify(path: &Path, as_json: bool) -> Outcome {
-    let ledger = match open_existing(path, true) {
-        Ok(l) => l,
+    let (report, damaged) = match open_existing(path, true) {
+        Ok(ledger) => (ledger.verify()?, None),
         Err(f) if f.code == 2 => return Err(f),
-        Err(f) => {
-            return Err(Failure {
-                code: 3,
-                message: f.message,
-            })
-        }
+        Err(f) => match verify_copy(path) {
+            Some(report) => (report, Some(f.message)),
+            None => {
+                return Err(Failure {
+                    code: 3,
+                    message: f.message,
+                })
+            }
+        },
     };
-    let report = ledger.verify()?;
+    if let Some(message) = &damaged {
+        eprintln!("cairn: {message}");
+    }
     if as_json {
         let found: Vec<_> = report
             .discrepancies
@@ -156,7 +161,7 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
             "{}",
             json!({"ok": report.ok(), "records": report.records, "tables_compared": report.tables_compared, "discrepancies": found})
         );
-    } else if report.ok() {
+    } else if report.ok() && damaged.is_none() {
         println!(
             "{}: {} records; every rid, link and derived table checks out",
             path.display(),
@@ -166,14 +171,35 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
         for d in &report.discrepancies {
             println!("{d}");
         }
+        let rebuilt = if report.tables_compared == 0 {
+            " (derived tables were not rebuilt, because records are damaged)"
+        } else {
+            ""
+        };
         eprintln!(
-            "cairn: {} has {} discrepancies in {} records; restore it from a copy",
+            "cairn: {} has {} discrepancies in {} records{rebuilt}; restore it from a copy",
             path.display(),
             report.discrepancies.len(),
             report.records
         );
     }
-    Ok(if report.ok() { 0 } else { 3 })
+    Ok(if report.ok() && damaged.is_none() {
+        0
+    } else {
+        3
+    })
+}
+
+/// When redb finds the file damaged, runs cairn's own checks on a copy, so the damaged
+/// records can be named without writing to the original. `None` when even that fails.
+fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
+    let copy = std::env::temp_dir().join(format!("cairn-verify-{}.redb", std::process::id()));
+    std::fs::copy(path, &copy).ok()?;
+    let report = std::panic::catch_unwind(|| Ledger::open(&copy).ok()?.verify().ok())
+        .ok()
+        .flatten();
+    let _ = std::fs::remove_file(&copy);
+    report
 }
 
 fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
