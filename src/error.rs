@@ -83,6 +83,14 @@ pub enum ErrorKind {
         /// The pin that stays.
         existing: Rid,
     },
+    /// A second verdict for a gated subject.
+    #[error("{subject} already has a verdict ({existing}); a proposal is gated once, so submit a new summary or action instead")]
+    VerdictExists {
+        /// The summary or action.
+        subject: Rid,
+        /// Its verdict.
+        existing: Rid,
+    },
     /// A second, different span for a (stream, turn).
     #[error("stream {stream} already holds a different span for turn {turn} ({existing}); spans are immutable, so give the new text its own turn")]
     TurnConflict {

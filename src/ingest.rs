@@ -734,6 +734,7 @@ fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
         })?,
     };
     Ok(Record::Verdict(Verdict {
+        claims: Vec::new(),
         subject: one_ref(ctx, obj, stream, "subject")?,
         admitted: obj.bool(ctx, "admitted")?,
         findings,

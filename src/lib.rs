@@ -35,6 +35,7 @@ pub mod ingest;
 pub mod json;
 
 pub mod record;
+pub mod score;
 pub mod store;
 
 pub use error::{Error, ErrorKind, Result};

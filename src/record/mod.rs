@@ -253,6 +253,28 @@ pub struct Finding {
     pub detail: String,
 }
 
+/// A claim's standing, as a gate found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub enum Status {
+    /// A raw witness in the summary's source window entails it, or it was re-grounded.
+    Verified,
+    /// Anchored only through earlier claims or summaries, weakly entailed, or hedge-stripped.
+    Unverified,
+    /// No raw-span ancestor at all.
+    Unanchored,
+    /// Similar to its best raw span but not entailed by it.
+    Fabricated,
+}
+
+/// One claim's status inside a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Encode, Decode)]
+pub struct ClaimStatus {
+    /// The claim.
+    pub claim: Rid,
+    /// What the gates found it to be.
+    pub status: Status,
+}
+
 /// The outcome of gating a summary or an action.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct Verdict {
@@ -262,6 +284,8 @@ pub struct Verdict {
     pub admitted: bool,
     /// What the gates found, in gate order.
     pub findings: Vec<Finding>,
+    /// The status of each claim of the subject (a summary's claims, an action's reliances).
+    pub claims: Vec<ClaimStatus>,
     /// The score the proposal reported for itself.
     pub self_score: Option<Score>,
     /// The score anchored to the pinned reference.
@@ -450,7 +474,9 @@ impl Record {
             Record::Judgement(j) => {
                 vec![(LinkRole::Claim, j.claim), (LinkRole::JudgedSpan, j.span)]
             }
-            Record::Verdict(v) => vec![(LinkRole::Subject, v.subject)],
+            Record::Verdict(v) => std::iter::once((LinkRole::Subject, v.subject))
+                .chain(v.claims.iter().map(|c| (LinkRole::Claim, c.claim)))
+                .collect(),
             Record::Action(a) => all(LinkRole::ReliesOn, &a.relies_on).collect(),
             Record::Reground(r) => std::iter::once((LinkRole::Claim, r.claim))
                 .chain(all(LinkRole::RegroundSpan, &r.spans))
@@ -576,6 +602,12 @@ names!(PinClass {
     Entity = "entity"
 });
 names!(Relation { Entails = "entails", Contradicts = "contradicts", Neutral = "neutral" });
+names!(Status {
+    Verified = "verified",
+    Unverified = "unverified",
+    Unanchored = "unanchored",
+    Fabricated = "fabricated"
+});
 
 /// A JSON number in [0, 1] as parts per ten thousand, rounded to the nearest.
 pub fn score_from_unit(x: f64) -> Option<Score> {

@@ -9,7 +9,10 @@ pub use tables::{Facts, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
 use crate::error::{ErrorKind, Result};
-use crate::record::{decode, encode, Author, Kind, Record, Rid, FORMAT_VERSION, MAX_RECORD_BYTES};
+use crate::record::{
+    decode, encode, Author, Kind, Record, Relation, Rid, Status, Summary, Verdict, FORMAT_VERSION,
+    MAX_RECORD_BYTES,
+};
 use redb::{
     Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, StorageError, WriteTransaction,
@@ -193,6 +196,10 @@ impl Ledger {
         txn.open_table(UNANCHORED)?;
         txn.open_table(DEPTHS)?;
         txn.open_table(EVICTIONS)?;
+        txn.open_table(VERDICTS)?;
+        txn.open_table(STATUS)?;
+        txn.open_table(REGROUNDED)?;
+        txn.open_multimap_table(CONTRADICTIONS)?;
         {
             let mut meta = txn.open_table(META)?;
             meta.insert("format", [FORMAT_VERSION].as_slice())?;
@@ -422,6 +429,15 @@ impl Batch {
                     .into());
                 }
             }
+            Record::Verdict(v) => {
+                if let Some(existing) = self.verdict_of(&v.subject)? {
+                    return Err(ErrorKind::VerdictExists {
+                        subject: v.subject,
+                        existing,
+                    }
+                    .into());
+                }
+            }
             Record::Pin(p) => {
                 if let Some(existing) = self.pin(&p.stream, &p.name)? {
                     return Err(ErrorKind::PinConflict {
@@ -519,30 +535,76 @@ impl Batch {
                     depth: Some(depth),
                 };
                 self.set_facts(Kind::Summary, rid, facts)?;
-                let mut newly_evicted = 0;
-                {
-                    let mut ev = self.txn.open_table(EVICTIONS)?;
-                    for span in &s.evicts {
-                        if ev.get(&span.0)?.is_none() {
-                            ev.insert(span.0, rid.0)?;
-                            newly_evicted += 1;
-                        }
-                    }
+            }
+            Record::Verdict(v) => {
+                self.txn.open_table(VERDICTS)?.insert(v.subject.0, rid.0)?;
+                if let Some(Record::Summary(s)) = self.get(&v.subject)? {
+                    self.settle_summary(v, v.subject, &s)?;
                 }
-                self.update_stream(&s.stream, |st| {
-                    st.head = Some(rid);
-                    st.evicted += newly_evicted;
-                    st.summaries += 1;
-                })?;
+            }
+            Record::Reground(g) => {
+                self.txn.open_table(REGROUNDED)?.insert(g.claim.0, rid.0)?;
+                self.txn
+                    .open_table(STATUS)?
+                    .insert(g.claim.0, Status::Verified as u8)?;
+                if let Some(old) = self.facts(&g.claim)? {
+                    let mut depths = self.txn.open_table(DEPTHS)?;
+                    if let Some(d) = old.depth {
+                        depths.remove((Kind::Claim as u8, d, g.claim.0))?;
+                    }
+                    drop(depths);
+                    self.txn.open_table(UNANCHORED)?.remove(g.claim.0)?;
+                    let fresh = Facts {
+                        anchored: true,
+                        depth: Some(0),
+                    };
+                    self.set_facts(Kind::Claim, g.claim, fresh)?;
+                }
+            }
+            Record::Judgement(j) => {
+                if j.relation == Relation::Contradicts {
+                    self.txn
+                        .open_multimap_table(CONTRADICTIONS)?
+                        .insert(j.claim.0, j.span.0)?;
+                }
             }
             Record::Pin(p) => {
                 self.txn
                     .open_table(PINS)?
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
             }
-            Record::Judgement(_) | Record::Verdict(_) | Record::Action(_) | Record::Reground(_) => {
-            }
+            Record::Action(_) => {}
         }
         Ok(())
+    }
+
+    /// Applies a summary's verdict: an admitted summary becomes the stream's head, its
+    /// evictions apply and its claims take the statuses the gates found; a refused one only
+    /// counts as refused.
+    fn settle_summary(&mut self, v: &Verdict, rid: Rid, s: &Summary) -> Result<()> {
+        if !v.admitted {
+            return self.update_stream(&s.stream, |st| st.refused += 1);
+        }
+        let mut newly_evicted = 0;
+        {
+            let mut ev = self.txn.open_table(EVICTIONS)?;
+            for span in &s.evicts {
+                if ev.get(&span.0)?.is_none() {
+                    ev.insert(span.0, rid.0)?;
+                    newly_evicted += 1;
+                }
+            }
+        }
+        {
+            let mut status = self.txn.open_table(STATUS)?;
+            for c in &v.claims {
+                status.insert(c.claim.0, c.status as u8)?;
+            }
+        }
+        self.update_stream(&s.stream, |st| {
+            st.head = Some(rid);
+            st.evicted += newly_evicted;
+            st.summaries += 1;
+        })
     }
 }

@@ -224,6 +224,49 @@ pub trait Read {
             .map(|g| Rid(g.value())))
     }
 
+    /// The verdict on a summary or action, if it was gated.
+    fn verdict_of(&self, subject: &Rid) -> Result<Option<Rid>> {
+        Ok(self
+            .tx()
+            .table(VERDICTS)?
+            .get(&subject.0)?
+            .map(|g| Rid(g.value())))
+    }
+
+    /// A claim's latest status from an admitted verdict or a reground; `None` if never gated.
+    fn status(&self, claim: &Rid) -> Result<Option<crate::record::Status>> {
+        use crate::record::Status;
+        Ok(self
+            .tx()
+            .table(STATUS)?
+            .get(&claim.0)?
+            .map(|g| match g.value() {
+                0 => Status::Verified,
+                1 => Status::Unverified,
+                2 => Status::Unanchored,
+                _ => Status::Fabricated,
+            }))
+    }
+
+    /// The latest reground of a claim.
+    fn regrounded(&self, claim: &Rid) -> Result<Option<Rid>> {
+        Ok(self
+            .tx()
+            .table(REGROUNDED)?
+            .get(&claim.0)?
+            .map(|g| Rid(g.value())))
+    }
+
+    /// Spans that a recorded judgement says contradict the claim.
+    fn contradicting_spans(&self, claim: &Rid) -> Result<Vec<Rid>> {
+        let table = self.tx().multimap(CONTRADICTIONS)?;
+        let mut out = Vec::new();
+        for v in table.get(&claim.0)? {
+            out.push(Rid(v?.value()));
+        }
+        Ok(out)
+    }
+
     /// Every claim with no raw-span ancestor: one index read.
     fn unanchored_claims(&self) -> Result<Vec<Rid>> {
         let table = self.tx().table(UNANCHORED)?;

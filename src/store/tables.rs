@@ -28,6 +28,16 @@ pub const UNANCHORED: TableDefinition<[u8; 32], ()> = TableDefinition::new("unan
 pub const DEPTHS: TableDefinition<(u8, u32, [u8; 32]), ()> = TableDefinition::new("depths");
 /// Evicted span -> the first summary that evicted it.
 pub const EVICTIONS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("evictions");
+/// Gated subject (summary or action) -> its verdict: one verdict per subject.
+pub const VERDICTS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("verdicts");
+/// Claim -> its latest status byte (see [`crate::record::Status`]), from admitted verdicts and
+/// regrounds.
+pub const STATUS: TableDefinition<[u8; 32], u8> = TableDefinition::new("status");
+/// Claim -> its latest reground record.
+pub const REGROUNDED: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("regrounded");
+/// Claim -> spans that a judgement says contradict it.
+pub const CONTRADICTIONS: MultimapTableDefinition<[u8; 32], [u8; 32]> =
+    MultimapTableDefinition::new("contradictions");
 /// Ledger metadata: `format` and `ledger_id`.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 
@@ -67,8 +77,10 @@ pub struct StreamState {
     pub spans: u64,
     /// Distinct spans evicted by summaries.
     pub evicted: u64,
-    /// Summaries appended.
+    /// Summaries admitted.
     pub summaries: u64,
+    /// Summaries refused.
+    pub refused: u64,
 }
 
 impl StreamState {

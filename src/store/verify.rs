@@ -137,7 +137,11 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     compare(out, tx, &fresh, "unanchored", UNANCHORED)?;
     compare(out, tx, &fresh, "depths", DEPTHS)?;
     compare(out, tx, &fresh, "evictions", EVICTIONS)?;
-    out.tables_compared = 11;
+    compare(out, tx, &fresh, "verdicts", VERDICTS)?;
+    compare(out, tx, &fresh, "status", STATUS)?;
+    compare(out, tx, &fresh, "regrounded", REGROUNDED)?;
+    compare_multimap(out, tx, &fresh, "contradictions", CONTRADICTIONS)?;
+    out.tables_compared = 15;
     Ok(report)
 }
 

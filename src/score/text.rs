@@ -1,0 +1,318 @@
+//! Text analysis shared by the lexical scorer, the classifier and the gates: tokens,
+//! identifiers, sentences, and the word lists behind negation, hedges and failures.
+
+/// Words that carry no content for coverage.
+const STOP: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
+    "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that",
+    "these", "those", "there", "here", "we", "i", "you", "he", "she", "they", "them", "our", "us",
+    "my", "your", "his", "her", "their", "me", "so", "if", "then", "than", "do", "does", "did",
+    "has", "have", "had", "will", "would", "shall", "should", "can", "could", "may", "also",
+    "just", "very", "into", "about", "which", "who", "whom", "what", "when", "where", "how", "all",
+    "any", "some", "such", "only", "own", "same", "too", "s", "t", "now", "up", "out", "over",
+    "again", "further", "once", "during", "while", "after", "before", "said",
+];
+
+/// Words that negate what they govern.
+pub const NEGATIONS: &[&str] = &[
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "without",
+    "none",
+    "nobody",
+    "nothing",
+    "neither",
+    "nor",
+    "dont",
+    "don't",
+    "doesnt",
+    "doesn't",
+    "didnt",
+    "didn't",
+    "isnt",
+    "isn't",
+    "wasnt",
+    "wasn't",
+    "arent",
+    "aren't",
+    "werent",
+    "weren't",
+    "wont",
+    "won't",
+    "cant",
+    "can't",
+    "shouldnt",
+    "shouldn't",
+    "mustnt",
+    "mustn't",
+    "havent",
+    "haven't",
+    "hasnt",
+    "hasn't",
+];
+
+/// Words that mark a statement as a guess.
+pub const HEDGES: &[&str] = &[
+    "think",
+    "maybe",
+    "probably",
+    "might",
+    "perhaps",
+    "possibly",
+    "guess",
+    "seems",
+    "seem",
+    "likely",
+    "unsure",
+    "suppose",
+    "believe",
+    "assume",
+    "apparently",
+    "presumably",
+    "roughly",
+];
+
+/// Words that report a failure.
+pub const FAILURES: &[&str] = &[
+    "failed",
+    "fails",
+    "failure",
+    "fail",
+    "refused",
+    "error",
+    "errors",
+    "denied",
+    "timeout",
+    "unable",
+    "exception",
+    "traceback",
+    "panicked",
+    "panic",
+    "crashed",
+    "aborted",
+    "fatal",
+    "unreachable",
+    "rejected",
+];
+
+/// Pairs of words that assert opposite things.
+const ANTONYMS: &[(&str, &str)] = &[
+    ("upgrade", "downgrade"),
+    ("increase", "decrease"),
+    ("rise", "fall"),
+    ("add", "remove"),
+    ("enable", "disable"),
+    ("open", "close"),
+    ("true", "false"),
+    ("pass", "fail"),
+    ("success", "failure"),
+    ("accept", "reject"),
+    ("allow", "forbid"),
+    ("win", "lose"),
+    ("before", "after"),
+    ("more", "less"),
+    ("higher", "lower"),
+    ("larger", "smaller"),
+    ("start", "stop"),
+    ("first", "last"),
+    ("buy", "sell"),
+    ("gain", "loss"),
+    ("up", "down"),
+    ("above", "below"),
+    ("positive", "negative"),
+    ("agree", "disagree"),
+    ("support", "oppose"),
+    ("include", "exclude"),
+    ("always", "never"),
+    ("all", "none"),
+    ("still", "upgrade"),
+    ("keep", "bump"),
+];
+
+/// A reduced word form, so that "dropped" meets "drop" and "tables" meets "table".
+pub fn stem(w: &str) -> String {
+    let w = w.trim_matches('\'');
+    for suffix in ["ing", "ed", "es", "s", "ly"] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.len() >= 3 && !w.ends_with("ss") {
+                let mut b = base.to_string();
+                // "dropped" -> "dropp" -> "drop"
+                let bytes = b.as_bytes();
+                if bytes.len() >= 2 && bytes[bytes.len() - 1] == bytes[bytes.len() - 2] {
+                    b.pop();
+                }
+                return b;
+            }
+        }
+    }
+    w.to_string()
+}
+
+/// Lower-case word tokens: runs of letters, digits and apostrophes, with dots kept inside
+/// numbers (`2.3.1`).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let keep = c.is_alphanumeric()
+            || c == '\''
+            || (c == '.'
+                && cur.chars().last().is_some_and(|p| p.is_ascii_digit())
+                && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit()));
+        if keep {
+            cur.extend(c.to_lowercase());
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+        .map(|w| w.trim_matches('\'').to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Content tokens: stemmed words that are not stop words.
+pub fn content(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|w| !STOP.contains(&w.as_str()) && !NEGATIONS.contains(&w.as_str()))
+        .map(|w| stem(&w))
+        .collect()
+}
+
+/// The kind of an identifier, for same-kind conflicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdKind {
+    /// `2.3.1`
+    Version,
+    /// `5433`
+    Number,
+    /// `src/net/client.rs`
+    Path,
+    /// `https://...`
+    Url,
+    /// A hex hash of 7 or more digits.
+    Hash,
+    /// Anything else with a digit in it: `E0599`, `v2`.
+    Code,
+}
+
+/// An identifier found in text: verbatim, with its kind and the word before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ident {
+    /// The identifier as written.
+    pub text: String,
+    /// Its kind.
+    pub kind: IdKind,
+    /// The lower-case word just before it, if any.
+    pub before: Option<String>,
+}
+
+fn classify(tok: &str) -> Option<IdKind> {
+    if tok.contains("://") {
+        return Some(IdKind::Url);
+    }
+    let has_digit = tok.chars().any(|c| c.is_ascii_digit());
+    if tok.contains('/') && tok.chars().filter(|c| c.is_alphanumeric()).count() >= 2 {
+        return Some(IdKind::Path);
+    }
+    if !has_digit {
+        return None;
+    }
+    if tok.chars().all(|c| c.is_ascii_digit()) {
+        return Some(IdKind::Number);
+    }
+    let v = tok.trim_start_matches(['v', 'V']);
+    if v.split('.').count() >= 2
+        && v.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    {
+        return Some(IdKind::Version);
+    }
+    if tok.len() >= 7 && tok.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Some(IdKind::Hash);
+    }
+    Some(IdKind::Code)
+}
+
+/// The identifiers in a text: versions, numbers, ports, paths, URLs, hashes and codes.
+pub fn identifiers(text: &str) -> Vec<Ident> {
+    let mut out = Vec::new();
+    let mut before: Option<String> = None;
+    for raw in text.split(|c: char| c.is_whitespace() || "=,;()[]{}<>\"'`|".contains(c)) {
+        let tok = raw.trim_matches(|c: char| ".:!?*".contains(c));
+        if tok.is_empty() {
+            continue;
+        }
+        if let Some(kind) = classify(tok) {
+            out.push(Ident {
+                text: tok.to_string(),
+                kind,
+                before: before.clone(),
+            });
+        }
+        before = words(tok).last().cloned();
+    }
+    out
+}
+
+/// Sentences: split after `.`, `!` or `?` followed by whitespace, and at line breaks.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for i in 0..bytes.len() {
+        let end = match bytes[i] {
+            b'\n' => Some(i),
+            b'.' | b'!' | b'?' if bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace()) => {
+                Some(i + 1)
+            }
+            _ => None,
+        };
+        if let Some(e) = end {
+            let s = text[start..e].trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+            start = e;
+        }
+    }
+    let s = text[start..].trim();
+    if !s.is_empty() {
+        out.push(s);
+    }
+    out
+}
+
+/// Whether any word of `text` is in `list`.
+pub fn has_any(words: &[String], list: &[&str]) -> bool {
+    words.iter().any(|w| list.contains(&w.as_str()))
+}
+
+/// Whether the text is hedged ("I think", "maybe", "probably" ...).
+pub fn is_hedged(text: &str) -> bool {
+    let w = words(text);
+    has_any(&w, HEDGES) || text.to_lowercase().contains("not sure")
+}
+
+/// Whether the text negates.
+pub fn is_negated(words: &[String]) -> bool {
+    has_any(words, NEGATIONS) || words.iter().any(|w| w.ends_with("n't"))
+}
+
+/// Whether some word of `a` has an antonym in `b` that `a` itself lacks.
+pub fn antonym_clash(a: &[String], b: &[String]) -> bool {
+    let sa: Vec<String> = a.iter().map(|w| stem(w)).collect();
+    let sb: Vec<String> = b.iter().map(|w| stem(w)).collect();
+    ANTONYMS.iter().any(|(x, y)| {
+        let (x, y) = (stem(x), stem(y));
+        (sa.contains(&x) && sb.contains(&y) && !sb.contains(&x))
+            || (sa.contains(&y) && sb.contains(&x) && !sb.contains(&y))
+    })
+}
