@@ -116,6 +116,12 @@ pub enum ErrorKind {
         /// Another.
         second: Rid,
     },
+    /// The scorer failed.
+    #[error("{0}")]
+    Score(String),
+    /// The policy file was refused.
+    #[error("{0}; fix the file or drop --policy to use the defaults")]
+    Policy(String),
     /// A file could not be read or written.
     #[error("{what} {}: {source}", path.display())]
     Io {

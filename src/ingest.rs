@@ -2,7 +2,7 @@
 //! includes every earlier line of the same batch.
 //!
 //! ```
-//! use cairn::{Ledger, ingest};
+//! use cairn::{Ledger, ingest, gate::Gatekeeper};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let ledger = Ledger::in_memory()?;
 //! let mut batch = ledger.batch()?;
@@ -11,19 +11,21 @@
 //!     r#"{"kind":"summary","stream":"s1","author":"self","budget":4000,"covers":["turn:212"],"evicts":[],"claims":[{"text":"libfoo stays pinned at 2.3.1","origin":"user-said","witnesses":["turn:212"],"actionable":true}]}"#,
 //! ];
 //! for (i, line) in lines.iter().enumerate() {
-//!     ingest::apply_line(&mut batch, i as u64 + 1, line.as_bytes())?;
+//!     ingest::apply_line(&mut batch, &Gatekeeper::default(), i as u64 + 1, line.as_bytes())?;
 //! }
 //! batch.commit()?;
-//! assert_eq!(ledger.len()?, 3); // the span, the claim, the summary
+//! assert_eq!(ledger.len()?, 4); // the span, the claim, the summary and its verdict
 //! # Ok(()) }
 //! ```
 
 use crate::error::{Error, ErrorKind};
+use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
     PinItem, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict, SCORE_ONE,
 };
-use crate::store::{Batch, Read};
+use crate::record::{ClaimStatus, Status};
+use crate::store::{Appended, Batch, Read};
 use serde_json::{Map, Value};
 
 /// A line that cannot be ingested: its number, the field at fault, and why.
@@ -49,10 +51,12 @@ pub struct ClaimResult {
     pub text: String,
     /// Whether this line appended it (false when it already existed).
     pub new: bool,
+    /// Its status as the summary's gate found it.
+    pub status: Option<Status>,
 }
 
 /// What one line appended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LineResult {
     /// The 1-based line number.
     pub line: u64,
@@ -66,6 +70,10 @@ pub struct LineResult {
     pub new: bool,
     /// For a summary: its claims, in order.
     pub claims: Vec<ClaimResult>,
+    /// For a summary or an action: what the gates decided.
+    pub gate: Option<Outcome>,
+    /// Why the proposal was refused, or why a reground failed; `None` when admitted.
+    pub refused: Option<String>,
 }
 
 struct Ctx<'a> {
@@ -103,7 +111,12 @@ impl Ctx<'_> {
 /// Applies one JSON Lines line to a batch. A blank line appends nothing and returns `None`.
 /// On error the batch may hold part of the line (a summary's claims): drop the batch, as
 /// `cairn ingest` does, so that a file applies whole or not at all.
-pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<LineResult>> {
+pub fn apply_line(
+    batch: &mut Batch,
+    gate: &Gatekeeper,
+    line: u64,
+    bytes: &[u8],
+) -> Res<Option<LineResult>> {
     let mut ctx = Ctx { batch, line };
     let text = std::str::from_utf8(bytes).map_err(|e| {
         ctx.err(
@@ -153,12 +166,67 @@ pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<Line
         }
     };
     obj.check_fields(&ctx, allowed_fields(record.kind()))?;
-    let expected_rid = obj.opt_str(&ctx, "rid")?;
+    let expected_rid = obj.opt_str(&ctx, "rid")?.map(str::to_string);
     let kind = record.kind();
-    let appended = ctx
-        .batch
-        .append(record)
-        .map_err(|e| ctx.store_err(None, e))?;
+    let mut gate_result = None;
+    let mut claims = claims;
+    let appended = match record {
+        Record::Summary(sum) => {
+            let o = gate
+                .propose_summary(ctx.batch, sum)
+                .map_err(|e| ctx.store_err(None, e))?;
+            for c in &mut claims {
+                c.status = o.claims.iter().find(|s| s.claim == c.rid).map(|s| s.status);
+            }
+            let subject = o.subject;
+            gate_result = Some(o);
+            subject
+        }
+        Record::Action(a) => {
+            let o = gate
+                .propose_action(ctx.batch, a)
+                .map_err(|e| ctx.store_err(None, e))?;
+            let subject = o.subject;
+            gate_result = Some(o);
+            subject
+        }
+        Record::Verdict(v) => {
+            let rid = Rid::of_bytes(&crate::record::encode(&Record::Verdict(v)));
+            match ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))? {
+                Some(index) => Appended { rid, index, new: false },
+                None => {
+                    return Err(ctx.err(
+                        Some("kind".into()),
+                        "verdicts are written by the gates, not ingested; submit the summary or action and cairn will judge it",
+                    ))
+                }
+            }
+        }
+        Record::Reground(g) => {
+            match gate
+                .reground(ctx.batch, g.claim)
+                .map_err(|e| ctx.store_err(Some("claim".into()), e))?
+            {
+                RegroundOutcome::Regrounded(a) => a,
+                RegroundOutcome::NotEntailed { reason, .. } => {
+                    return Ok(Some(LineResult {
+                        line,
+                        kind,
+                        rid: g.claim,
+                        index: 0,
+                        new: false,
+                        claims,
+                        gate: None,
+                        refused: Some(reason),
+                    }))
+                }
+            }
+        }
+        other => ctx
+            .batch
+            .append(other)
+            .map_err(|e| ctx.store_err(None, e))?,
+    };
     if let Some(expected) = expected_rid {
         if expected != appended.rid.to_hex() {
             return Err(ctx.err(
@@ -177,6 +245,19 @@ pub fn apply_line(batch: &mut Batch, line: u64, bytes: &[u8]) -> Res<Option<Line
         index: appended.index,
         new: appended.new,
         claims,
+        refused: gate_result.as_ref().filter(|o| !o.admitted).map(|o| {
+            format!(
+                "{} refused: {}",
+                kind,
+                o.findings
+                    .iter()
+                    .filter(|f| crate::gate::names::refuses(&f.gate))
+                    .map(|f| f.detail.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }),
+        gate: gate_result,
     }))
 }
 
@@ -219,6 +300,7 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
             "subject",
             "admitted",
             "findings",
+            "claims",
             "self_score",
             "anchored_score",
             "policy",
@@ -639,12 +721,14 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
                     rid: a.rid,
                     text,
                     new: a.new,
+                    status: None,
                 }
             }
             Err((rid, text)) => ClaimResult {
                 rid,
                 text,
                 new: false,
+                status: None,
             },
         };
         if sum.claims.contains(&result.rid) {
@@ -733,8 +817,16 @@ fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
             )
         })?,
     };
+    let mut claims = Vec::new();
+    for o in obj.objects(ctx, "claims")? {
+        o.check_fields(ctx, &["claim", "status"])?;
+        claims.push(ClaimStatus {
+            claim: one_ref(ctx, &o, stream, "claim")?,
+            status: o.named(ctx, "status", Status::from_name, Status::NAMES)?,
+        });
+    }
     Ok(Record::Verdict(Verdict {
-        claims: Vec::new(),
+        claims,
         subject: one_ref(ctx, obj, stream, "subject")?,
         admitted: obj.bool(ctx, "admitted")?,
         findings,
@@ -759,8 +851,6 @@ fn reground(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     Ok(Record::Reground(Reground {
         claim: one_ref(ctx, obj, stream, "claim")?,
         spans: refs(ctx, obj, stream, "spans", true)?,
-        score: obj
-            .opt_score(ctx, "score")?
-            .ok_or_else(|| obj.missing(ctx, "score", "a number from 0 to 1"))?,
+        score: obj.opt_score(ctx, "score")?.unwrap_or(0),
     }))
 }

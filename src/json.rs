@@ -47,6 +47,9 @@ pub fn record(r: &Record) -> Map<String, Value> {
             "findings": v.findings.iter().map(|f| json!({
                 "gate": f.gate, "subject": f.subject.to_hex(), "detail": f.detail,
             })).collect::<Vec<_>>(),
+            "claims": v.claims.iter().map(|c| json!({
+                "claim": c.claim.to_hex(), "status": c.status.name(),
+            })).collect::<Vec<_>>(),
             "self_score": opt_score(v.self_score), "anchored_score": opt_score(v.anchored_score),
             "policy": Rid(v.policy).to_hex(),
         }),
@@ -72,17 +75,51 @@ pub fn export_line(index: u64, rid: Rid, r: &Record) -> Value {
     Value::Object(m)
 }
 
+/// A finding as JSON: `gate`, `subject`, `detail`.
+pub fn finding(f: &crate::record::Finding) -> Value {
+    json!({"gate": f.gate, "subject": f.subject.to_hex(), "detail": f.detail})
+}
+
 /// The `ingest --json` result for one line.
 pub fn line_result(r: &LineResult) -> Value {
     let mut v = json!({
         "line": r.line, "kind": r.kind.name(), "rid": r.rid.to_hex(), "index": r.index,
         "new": r.new,
     });
+    if let Some(o) = &r.gate {
+        v["verdict"] = json!(if o.admitted { "admitted" } else { "refused" });
+        v["verdict_rid"] = json!(o.verdict.to_hex());
+        v["findings"] = o.findings.iter().map(finding).collect();
+        v["anchored_score"] = json!(o.anchored_score);
+        if r.kind == crate::record::Kind::Action {
+            v["claims"] = o
+                .claims
+                .iter()
+                .map(|c| json!({"rid": c.claim.to_hex(), "status": c.status.name()}))
+                .collect();
+        }
+        if !o.regrounded.is_empty() {
+            v["regrounded"] = o.regrounded.iter().map(|r| json!(r.to_hex())).collect();
+        }
+    }
+    if r.kind == crate::record::Kind::Reground {
+        v["verdict"] = json!(if r.refused.is_some() {
+            "refused"
+        } else {
+            "admitted"
+        });
+    }
+    if let Some(why) = &r.refused {
+        v["detail"] = json!(why);
+    }
     if r.kind == crate::record::Kind::Summary {
         v["claims"] = r
             .claims
             .iter()
-            .map(|c| json!({"rid": c.rid.to_hex(), "text": c.text, "new": c.new}))
+            .map(|c| {
+                json!({"rid": c.rid.to_hex(), "text": c.text, "new": c.new,
+                       "status": c.status.map(|s| s.name())})
+            })
             .collect();
     }
     v

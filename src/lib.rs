@@ -31,6 +31,7 @@
 //! ```
 
 pub mod error;
+pub mod gate;
 pub mod ingest;
 pub mod json;
 

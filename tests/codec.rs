@@ -131,6 +131,7 @@ pub fn record() -> impl Strategy<Value = Record> {
             .prop_map(
                 |(subject, admitted, f, self_score, anchored_score, policy)| Record::Verdict(
                     Verdict {
+                        claims: Vec::new(),
                         subject,
                         admitted,
                         findings: f

@@ -1,5 +1,6 @@
 //! JSON Lines references and the library ingest path.
 
+use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, parse_ref, Ref};
 use cairn::record::Record;
 use cairn::{Ledger, Read};
@@ -30,7 +31,9 @@ fn ingest(ledger: &Ledger, lines: &[&str]) -> Vec<cairn::ingest::LineResult> {
     let out = lines
         .iter()
         .enumerate()
-        .filter_map(|(i, l)| apply_line(&mut b, i as u64 + 1, l.as_bytes()).unwrap())
+        .filter_map(|(i, l)| {
+            apply_line(&mut b, &Gatekeeper::default(), i as u64 + 1, l.as_bytes()).unwrap()
+        })
         .collect();
     b.commit().unwrap();
     out
@@ -87,10 +90,10 @@ fn a_line_with_a_rid_must_hash_to_it() {
     let other = Ledger::in_memory().unwrap();
     let mut b = other.batch().unwrap();
     let good = line.replace("\"text\"", &format!("\"rid\":\"{rid}\",\"text\""));
-    assert!(apply_line(&mut b, 1, good.as_bytes()).is_ok());
+    assert!(apply_line(&mut b, &Gatekeeper::default(), 1, good.as_bytes()).is_ok());
     let forged = good
         .replace("\"hi\"", "\"hello\"")
         .replace("\"turn\":1", "\"turn\":2");
-    let e = apply_line(&mut b, 2, forged.as_bytes()).unwrap_err();
+    let e = apply_line(&mut b, &Gatekeeper::default(), 2, forged.as_bytes()).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("rid"));
 }

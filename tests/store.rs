@@ -205,56 +205,55 @@ fn anchored_bits_and_depths_are_derived_at_append() {
 fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     let ledger = Ledger::in_memory().unwrap();
     let mut b = ledger.batch().unwrap();
+    // A summary becomes the head, and its evictions apply, only through an admitted verdict.
+    fn admit(b: &mut cairn::Batch, s: Summary) -> Rid {
+        let rid = b.append(s).unwrap().rid;
+        b.append(verdict(rid, true)).unwrap();
+        rid
+    }
     let spans: Vec<Rid> = (0..6)
         .map(|i| b.append(span("s1", i, &format!("t{i}"))).unwrap().rid)
         .collect();
     let c = b.append(claim("s1", "c", vec![spans[0]])).unwrap().rid;
-    let s1 = b
-        .append(summary(
+    let s1 = admit(
+        &mut b,
+        summary(
             "s1",
             None,
             Author::SelfAuthored,
             vec![spans[0], spans[1]],
             vec![c],
-        ))
-        .unwrap()
-        .rid;
-    let s2 = b
-        .append(summary(
+        ),
+    );
+    let s2 = admit(
+        &mut b,
+        summary(
             "s1",
             Some(s1),
             Author::SelfAuthored,
             vec![spans[1], spans[2]],
             vec![c],
-        ))
-        .unwrap()
-        .rid;
-    let s3 = b
-        .append(summary(
-            "s1",
-            Some(s2),
-            Author::SelfAuthored,
-            vec![],
-            vec![c],
-        ))
-        .unwrap()
-        .rid;
-    let sep = b
-        .append(summary("s1", Some(s3), Author::Separate, vec![], vec![c]))
-        .unwrap()
-        .rid;
-    let s5 = b
-        .append(summary(
+        ),
+    );
+    let s3 = admit(
+        &mut b,
+        summary("s1", Some(s2), Author::SelfAuthored, vec![], vec![c]),
+    );
+    let sep = admit(
+        &mut b,
+        summary("s1", Some(s3), Author::Separate, vec![], vec![c]),
+    );
+    let s5 = admit(
+        &mut b,
+        summary(
             "s1",
             Some(sep),
             Author::SelfAuthored,
             vec![spans[5]],
             vec![c],
-        ))
-        .unwrap()
-        .rid;
-    b.commit().unwrap();
-    let snap = ledger.snapshot().unwrap();
+        ),
+    );
+    let snap = &b;
     let depth = |r: Rid| snap.facts(&r).unwrap().unwrap().depth.unwrap();
     assert_eq!(
         [depth(s1), depth(s2), depth(s3), depth(sep), depth(s5)],
@@ -268,9 +267,46 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     );
     assert_eq!(snap.evicted_by(&spans[1]).unwrap(), Some(s1));
     assert_eq!(snap.dependents(&c).unwrap().len(), 5);
+    b.commit().unwrap();
+
+    // A refused summary changes neither the head nor the window, and is judged once.
+    let mut b = ledger.batch().unwrap();
+    let refused = b
+        .append(summary(
+            "s1",
+            Some(s5),
+            Author::SelfAuthored,
+            vec![spans[4]],
+            vec![],
+        ))
+        .unwrap()
+        .rid;
+    b.append(verdict(refused, false)).unwrap();
+    let again = b.append(verdict(refused, true)).unwrap_err();
+    assert!(
+        again.to_string().contains("already has a verdict"),
+        "{again}"
+    );
+    b.commit().unwrap();
+    let snap = ledger.snapshot().unwrap();
+    let st = snap.stream("s1").unwrap();
+    assert_eq!((st.head, st.window(), st.refused), (Some(s5), 2, 1));
+    assert_eq!(snap.evicted_by(&spans[4]).unwrap(), None);
 }
 
 use redb::ReadableTable;
+
+fn verdict(subject: Rid, admitted: bool) -> Verdict {
+    Verdict {
+        subject,
+        admitted,
+        findings: vec![],
+        claims: vec![],
+        self_score: None,
+        anchored_score: None,
+        policy: [0; 32],
+    }
+}
 
 fn tamper(path: &std::path::Path, f: impl FnOnce(&redb::WriteTransaction)) {
     let db = redb::Database::open(path).unwrap();

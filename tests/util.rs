@@ -68,7 +68,7 @@ pub const LIBFOO: &str = r#"{"kind":"span","stream":"s1","turn":160,"role":"user
 {"kind":"summary","stream":"s1","author":"self","budget":4000,"covers":["turn:160..turn:240"],"evicts":["turn:160..turn:212"],"self_score":0.91,"claims":[{"text":"libfoo stays pinned at 2.3.1","origin":"user-said","witnesses":["turn:212"],"actionable":true}]}
 {"kind":"span","stream":"s1","turn":241,"role":"tool","text":"pip: libfoo 2.4.0 available"}
 {"kind":"judgement","stream":"s1","claim":"prior:0","span":"turn:241","relation":"contradicts"}
-{"kind":"action","stream":"s1","text":"pip install libfoo==2.4.0","irreversible":true,"relies_on":["prior:0"]}
+{"kind":"action","stream":"s1","text":"run the test suite","irreversible":false,"relies_on":["prior:0"]}
 "#;
 
 /// Record count and export of a ledger, to show that something did not change.

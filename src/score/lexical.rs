@@ -11,8 +11,8 @@
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
 use super::text::{
-    antonym_clash, content, has_any, identifiers, is_hedged, is_negated, sentences, words, IdKind,
-    FAILURES,
+    antonym_clash, content, has_any, identifiers, is_hedged, is_negated, negated_scope, sentences,
+    words, IdKind, FAILURES,
 };
 use super::{ScoreError, Scorer, Scores};
 use std::collections::HashSet;
@@ -132,7 +132,16 @@ fn sentence_scores(
         names.iter().filter(|w| all_words.contains(*w)).count() as f64 / names.len() as f64
     };
 
-    let neg_mismatch = is_negated(&cw) != is_negated(&best.words) && cov >= 0.4;
+    // A negation counts only where it denies something the other side asserts.
+    let claim_set: HashSet<&String> = c.iter().collect();
+    let denies = |scope: Vec<String>, other: &dyn Fn(&String) -> bool| scope.iter().any(other);
+    let neg_mismatch = cov >= 0.4
+        && ((is_negated(&best.words)
+            && !is_negated(&cw)
+            && denies(negated_scope(&best.words), &|w| claim_set.contains(w)))
+            || (is_negated(&cw)
+                && !is_negated(&best.words)
+                && denies(negated_scope(&cw), &|w| best.content.contains(w))));
     let antonym = antonym_clash(&cw, &best.words);
     let failure = has_any(&best.words, FAILURES) && !has_any(&cw, FAILURES) && cov >= 0.4;
     let hedge_gap = is_hedged(&best.text) && !is_hedged(claim);
@@ -141,6 +150,8 @@ fn sentence_scores(
         (0.6 * cov + 0.4 * precision) * id_precision.powf(1.5) * name_precision.powf(NAME_POW);
     if neg_mismatch {
         entailment *= 0.25;
+    } else if cov >= 0.4 && is_negated(&cw) != is_negated(&best.words) {
+        entailment *= 0.7;
     }
     if antonym {
         entailment *= 0.3;

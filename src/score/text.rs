@@ -306,6 +306,21 @@ pub fn is_negated(words: &[String]) -> bool {
     has_any(words, NEGATIONS) || words.iter().any(|w| w.ends_with("n't"))
 }
 
+/// The stemmed content words within four words after each negation: what the negation denies.
+pub fn negated_scope(words: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if NEGATIONS.contains(&w.as_str()) || w.ends_with("n't") {
+            for x in words.iter().skip(i + 1).take(4) {
+                if !STOP.contains(&x.as_str()) && !NEGATIONS.contains(&x.as_str()) {
+                    out.push(stem(x));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether some word of `a` has an antonym in `b` that `a` itself lacks.
 pub fn antonym_clash(a: &[String], b: &[String]) -> bool {
     let sa: Vec<String> = a.iter().map(|w| stem(w)).collect();

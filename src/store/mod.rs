@@ -197,6 +197,7 @@ impl Ledger {
         txn.open_table(DEPTHS)?;
         txn.open_table(EVICTIONS)?;
         txn.open_table(VERDICTS)?;
+        txn.open_table(BY_KIND)?;
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
@@ -458,6 +459,9 @@ impl Batch {
         self.txn.open_table(RECORDS)?.insert(index, bytes)?;
         self.txn.open_table(LOG)?.insert(index, rid.0)?;
         self.txn.open_table(RIDS)?.insert(rid.0, index)?;
+        self.txn
+            .open_table(BY_KIND)?
+            .insert((record.kind() as u8, index), rid.0)?;
         let links = record.links();
         if !links.is_empty() {
             let mut table = self.txn.open_multimap_table(LINKS)?;
@@ -525,6 +529,7 @@ impl Batch {
             Record::Summary(s) => {
                 let depth = match (s.author, s.parent) {
                     (Author::Separate, _) => 0,
+                    _ if s.reground && self.grounded(s)? => 0,
                     (Author::SelfAuthored, None) => 1,
                     (Author::SelfAuthored, Some(p)) => {
                         self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
@@ -576,6 +581,22 @@ impl Batch {
             Record::Action(_) => {}
         }
         Ok(())
+    }
+
+    /// Whether every claim of a summary rests on a span it covers or was re-grounded: such a
+    /// summary, when it asks for re-grounding, restarts the count of self-authored summaries.
+    fn grounded(&self, s: &Summary) -> Result<bool> {
+        for c in &s.claims {
+            if self.regrounded(c)?.is_some() {
+                continue;
+            }
+            match self.get(c)? {
+                Some(Record::Claim(claim))
+                    if claim.witnesses.iter().any(|w| s.covers.contains(w)) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
     }
 
     /// Applies a summary's verdict: an admitted summary becomes the stream's head, its

@@ -205,6 +205,32 @@ pub trait Read {
             .map(|g| Rid(g.value())))
     }
 
+    /// The pins of a stream: (name, rid), sorted by name.
+    fn pins(&self, stream: &str) -> Result<Vec<(String, Rid)>> {
+        let table = self.tx().table(PINS)?;
+        let mut out = Vec::new();
+        for entry in table.range((stream, "")..)? {
+            let (k, v) = entry?;
+            let (s, name) = k.value();
+            if s != stream {
+                break;
+            }
+            out.push((name.to_string(), Rid(v.value())));
+        }
+        Ok(out)
+    }
+
+    /// Every record of a kind, in log order: one index range read.
+    fn of_kind(&self, kind: Kind) -> Result<Vec<Rid>> {
+        let table = self.tx().table(BY_KIND)?;
+        let k = kind as u8;
+        let mut out = Vec::new();
+        for entry in table.range((k, 0)..=(k, u64::MAX))? {
+            out.push(Rid(entry?.1.value()));
+        }
+        Ok(out)
+    }
+
     /// The records that link to `rid`, sorted by rid.
     fn dependents(&self, rid: &Rid) -> Result<Vec<Rid>> {
         let table = self.tx().multimap(LINKS)?;

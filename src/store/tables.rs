@@ -38,6 +38,8 @@ pub const REGROUNDED: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new
 /// Claim -> spans that a judgement says contradict it.
 pub const CONTRADICTIONS: MultimapTableDefinition<[u8; 32], [u8; 32]> =
     MultimapTableDefinition::new("contradictions");
+/// (kind byte, log index) -> rid: every record of a kind, in log order.
+pub const BY_KIND: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("by_kind");
 /// Ledger metadata: `format` and `ledger_id`.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 

@@ -138,10 +138,11 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     compare(out, tx, &fresh, "depths", DEPTHS)?;
     compare(out, tx, &fresh, "evictions", EVICTIONS)?;
     compare(out, tx, &fresh, "verdicts", VERDICTS)?;
+    compare(out, tx, &fresh, "by_kind", BY_KIND)?;
     compare(out, tx, &fresh, "status", STATUS)?;
     compare(out, tx, &fresh, "regrounded", REGROUNDED)?;
     compare_multimap(out, tx, &fresh, "contradictions", CONTRADICTIONS)?;
-    out.tables_compared = 15;
+    out.tables_compared = 16;
     Ok(report)
 }
 
@@ -152,6 +153,7 @@ fn entry_rid(key: &[u8], value: &[u8]) -> Option<Rid> {
     match (key.len(), value.len()) {
         (32, _) => tail(key),
         (37, _) => tail(key),
+        (9, 32) => tail(value),
         (_, 32) => tail(value),
         _ => None,
     }

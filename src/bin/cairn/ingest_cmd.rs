@@ -1,6 +1,7 @@
 //! `cairn ingest FILE|-`.
 
 use crate::Failure;
+use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, LineError, LineResult};
 use cairn::json::line_result;
 use cairn::Ledger;
@@ -18,6 +19,8 @@ pub struct Totals {
     pub appended: u64,
     /// Lines whose record was already in the ledger.
     pub present: u64,
+    /// Proposals refused by a gate, and regrounds that failed.
+    pub refused: u64,
 }
 
 impl Totals {
@@ -25,6 +28,12 @@ impl Totals {
         self.lines += 1;
         self.appended += u64::from(r.new) + r.claims.iter().filter(|c| c.new).count() as u64;
         self.present += u64::from(!r.new);
+        self.refused += u64::from(r.refused.is_some());
+    }
+
+    /// The exit code: 1 when a proposal was refused.
+    pub fn code(&self) -> u8 {
+        u8::from(self.refused > 0)
     }
 }
 
@@ -53,6 +62,7 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, source: &str) -> Resu
 /// Applies every line of `reader` in one write transaction: all of it, or none of it.
 fn ingest_whole(
     ledger: &Ledger,
+    gate: &Gatekeeper,
     mut reader: impl BufRead,
     source: &str,
     mut each: impl FnMut(&LineResult),
@@ -62,13 +72,14 @@ fn ingest_whole(
         lines: 0,
         appended: 0,
         present: 0,
+        refused: 0,
     };
     let mut results = Vec::new();
     let mut buf = Vec::new();
     let mut line = 0u64;
     while next_line(&mut reader, &mut buf, source)? {
         line += 1;
-        match apply_line(&mut batch, line, &buf) {
+        match apply_line(&mut batch, gate, line, &buf) {
             Ok(Some(r)) => {
                 totals.add(&r);
                 results.push(r);
@@ -83,8 +94,14 @@ fn ingest_whole(
 }
 
 /// Ingests text as one transaction; used by `cairn demo`.
-pub fn ingest_text(ledger: &Ledger, text: &str, source: &str) -> Result<Totals, Failure> {
-    ingest_whole(ledger, text.as_bytes(), source, |_| {})
+pub fn ingest_text(
+    ledger: &Ledger,
+    gate: &Gatekeeper,
+    text: &str,
+    source: &str,
+    each: impl FnMut(&LineResult),
+) -> Result<Totals, Failure> {
+    ingest_whole(ledger, gate, text.as_bytes(), source, each)
 }
 
 fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
@@ -93,49 +110,57 @@ fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
     } else {
         writeln!(
             out,
-            "line {}: {} {} {}",
+            "line {}: {} {} {}{}",
             r.line,
             if r.new { "appended" } else { "already present" },
             r.kind,
-            r.rid
+            r.rid,
+            r.refused
+                .as_ref()
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default()
         )
     };
 }
 
-pub fn run(db: &Path, file: &str, as_json: bool) -> Result<u8, Failure> {
+pub fn run(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8, Failure> {
     if file == "-" {
         let ledger = Ledger::open(db)?;
-        return stream(&ledger, as_json);
+        return stream(&ledger, gate, as_json);
     }
     let f = std::fs::File::open(file)
         .map_err(|e| Failure::usage(format!("cannot read {file}: {e}; check the path")))?;
     let ledger = Ledger::open(db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let totals = ingest_whole(&ledger, BufReader::new(f), file, |r| {
+    let totals = ingest_whole(&ledger, gate, BufReader::new(f), file, |r| {
         if as_json {
             print_result(r, true, &mut out)
+        } else if let Some(why) = &r.refused {
+            let _ = writeln!(out, "line {}: {why}", r.line);
         }
     })?;
     if !as_json {
         let _ = writeln!(
             out,
-            "ingested {file}: {} lines, {} records appended, {} lines already present; the ledger holds {} records",
+            "ingested {file}: {} lines, {} records appended, {} lines already present, {} proposals refused; the ledger holds {} records",
             totals.lines,
             totals.appended,
             totals.present,
+            totals.refused,
             ledger.len()?
         );
     }
     let _ = out.flush();
-    Ok(0)
+    Ok(totals.code())
 }
 
 /// Standard input as a stream: lines are committed in groups (every line already waiting in
 /// the input buffer, up to [`GROUP_COMMIT_LINES`]) and acknowledged only after the commit.
 /// A bad line ends the stream: the good lines before it are committed and acknowledged, the
 /// bad one writes nothing, and the exit code is 2.
-fn stream(ledger: &Ledger, as_json: bool) -> Result<u8, Failure> {
+fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failure> {
+    let mut refused = false;
     let stdin = std::io::stdin();
     let mut reader = BufReader::with_capacity(1 << 16, stdin.lock().take(u64::MAX));
     let stdout = std::io::stdout();
@@ -159,15 +184,18 @@ fn stream(ledger: &Ledger, as_json: bool) -> Result<u8, Failure> {
         let more = next_line(&mut reader, &mut buf, "standard input")?;
         if more {
             line += 1;
-            match apply_line(&mut batch, line, &buf) {
-                Ok(Some(r)) => pending.push((line, buf.clone(), r)),
+            match apply_line(&mut batch, gate, line, &buf) {
+                Ok(Some(r)) => {
+                    refused |= r.refused.is_some();
+                    pending.push((line, buf.clone(), r))
+                }
                 Ok(None) => {}
                 Err(e) => {
                     // Start over without the bad line, so its partial writes are gone.
                     drop(batch);
                     let mut fresh = ledger.batch()?;
                     for (n, bytes, _) in &pending {
-                        apply_line(&mut fresh, *n, bytes).map_err(|e| {
+                        apply_line(&mut fresh, gate, *n, bytes).map_err(|e| {
                             line_failure("standard input", e, "nothing was written")
                         })?;
                     }
@@ -184,7 +212,7 @@ fn stream(ledger: &Ledger, as_json: bool) -> Result<u8, Failure> {
         if !more || !waiting || pending.len() >= GROUP_COMMIT_LINES {
             flush(batch, &mut pending, &mut out)?;
             if !more {
-                return Ok(0);
+                return Ok(u8::from(refused));
             }
             batch = ledger.batch()?;
         }

@@ -5,9 +5,12 @@
 
 #![forbid(unsafe_code)]
 
+mod commands;
 mod ingest_cmd;
 
+use cairn::gate::{Gatekeeper, Policy};
 use cairn::record::Kind;
+use cairn::score::{External, Lexical, Scorer};
 use cairn::{Error, Ledger, Read};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
@@ -24,6 +27,15 @@ struct Cli {
     /// Print results as JSON.
     #[arg(long, global = true)]
     json: bool,
+    /// A TOML file of gate thresholds (defaults: the seeds' values).
+    #[arg(long, global = true)]
+    policy: Option<PathBuf>,
+    /// Score with this command (JSON Lines on stdin and stdout) instead of the built-in scorer.
+    #[arg(long, global = true)]
+    scorer_cmd: Option<String>,
+    /// How long the scorer command may take per answer, in milliseconds.
+    #[arg(long, global = true, default_value_t = 10_000)]
+    scorer_timeout_ms: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,6 +59,32 @@ enum Command {
     },
     /// Ingest the built-in demo (the three stories of the seeds) and show the result.
     Demo,
+    /// Run every gate query over the current ledger; exit 1 if anything is found.
+    Gates {
+        /// Only this stream.
+        #[arg(long)]
+        stream: Option<String>,
+    },
+    /// Write a pin: with --auto, from the classifier's decision-relevant items.
+    Pin {
+        /// Pin what the classifier finds in the stream's raw spans that no pin covers yet.
+        #[arg(long)]
+        auto: bool,
+        /// The stream.
+        stream: String,
+        /// The pin's name (write-once).
+        name: String,
+    },
+    /// Re-check a claim against its raw-span ancestors; exit 1 if they do not entail it.
+    Reground {
+        /// A rid, a unique prefix of 8 or more hex digits, or prior:N with --stream.
+        reference: String,
+        /// The stream, for prior:N.
+        #[arg(long)]
+        stream: Option<String>,
+    },
+    /// Score JSON Lines {"claim":..,"source":..} from stdin; print entailment, contradiction, similarity.
+    Score,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -107,18 +145,47 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
+    let policy = match &cli.policy {
+        None => Policy::default(),
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| Failure::usage(format!("cannot read policy {}: {e}", p.display())))?;
+            Policy::from_toml(&text, &p.display().to_string())
+                .map_err(|e| Failure::usage(format!("{e}; fix the file or drop --policy")))?
+        }
+    };
+    let scorer: Box<dyn Scorer> = match &cli.scorer_cmd {
+        None => Box::new(Lexical),
+        Some(cmd) => Box::new(External::new(
+            cmd,
+            std::time::Duration::from_millis(cli.scorer_timeout_ms),
+        )),
+    };
+    Ok(Gatekeeper { policy, scorer })
+}
+
 fn run(cli: &Cli) -> Outcome {
+    let gate = gatekeeper(cli)?;
     match &cli.command {
-        Command::Ingest { file } => ingest_cmd::run(&cli.db, file, cli.json),
+        Command::Ingest { file } => ingest_cmd::run(&cli.db, &gate, file, cli.json),
         Command::Verify => verify(&cli.db, cli.json),
         Command::Stats => stats(&cli.db, cli.json),
         Command::Export { format } => export(&cli.db, *format),
-        Command::Demo => demo(&cli.db, cli.json),
+        Command::Demo => demo(&cli.db, &gate, cli.json),
+        Command::Gates { stream } => commands::gates(&cli.db, &gate, stream.as_deref(), cli.json),
+        Command::Pin { auto, stream, name } => {
+            commands::pin(&cli.db, &gate, *auto, stream, name, cli.json)
+        }
+        Command::Reground { reference, stream } => {
+            commands::reground(&cli.db, &gate, reference, stream.as_deref(), cli.json)
+        }
+        Command::Score => commands::score(&gate),
     }
 }
 
 /// Opens a ledger that must already exist.
-fn open_existing(path: &Path, checked: bool) -> Result<Ledger, Failure> {
+pub fn open_existing(path: &Path, checked: bool) -> Result<Ledger, Failure> {
     if !path.exists() {
         return Err(Failure::usage(format!(
             "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
@@ -300,30 +367,64 @@ fn export(path: &Path, format: Format) -> Outcome {
 
 const DEMO: &str = include_str!("demo.jsonl");
 
-fn demo(path: &Path, as_json: bool) -> Outcome {
+fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     let ledger = Ledger::open(path)?;
-    let outcome = ingest_cmd::ingest_text(&ledger, DEMO, "the built-in demo")?;
+    let mut verdicts = Vec::new();
+    let outcome = ingest_cmd::ingest_text(&ledger, gate, DEMO, "the built-in demo", |r| {
+        if let Some(o) = &r.gate {
+            verdicts.push(json!({
+                "line": r.line, "kind": r.kind.name(), "rid": r.rid.to_hex(),
+                "verdict": if o.admitted { "admitted" } else { "refused" },
+                "findings": o.findings.iter().map(cairn::json::finding).collect::<Vec<_>>(),
+            }));
+        }
+    })?;
     let report = ledger.verify()?;
+    let found = cairn::gate::sweep(gate, &ledger.snapshot()?, None)?;
     let mut v = stats_value(&ledger)?;
     v["demo_lines"] = json!(outcome.lines);
     v["appended"] = json!(outcome.appended);
+    v["refused"] = json!(outcome.refused);
+    v["verdicts"] = json!(verdicts);
+    v["gate_findings"] = json!(found.len());
     v["verify_ok"] = json!(report.ok());
-    if !as_json {
-        println!(
-            "ingested the built-in demo ({} lines: {} records appended, {} lines already present)",
-            outcome.lines, outcome.appended, outcome.present
-        );
+    if as_json {
+        println!("{v}");
+        return Ok(if report.ok() { 0 } else { 3 });
     }
-    print_stats(&v, as_json);
-    if !as_json {
+    println!(
+        "ingested the built-in demo ({} lines: {} records appended, {} lines already present)",
+        outcome.lines, outcome.appended, outcome.present
+    );
+    println!("\nthe gates judged {} proposals:", verdicts.len());
+    for d in &verdicts {
         println!(
-            "verify: {}",
-            if report.ok() {
-                "every rid, link and derived table checks out"
-            } else {
-                "DISCREPANCIES FOUND"
-            }
+            "  line {:>2} {:<7} {}",
+            d["line"],
+            d["kind"].as_str().unwrap_or(""),
+            d["verdict"].as_str().unwrap_or("")
         );
+        for f in d["findings"].as_array().into_iter().flatten() {
+            println!(
+                "      {}: {}",
+                f["gate"].as_str().unwrap_or(""),
+                f["detail"].as_str().unwrap_or("")
+            );
+        }
     }
+    println!();
+    print_stats(&v, false);
+    println!(
+        "cairn gates finds {} findings over the ledger as it stands",
+        found.len()
+    );
+    println!(
+        "verify: {}",
+        if report.ok() {
+            "every rid, link and derived table checks out"
+        } else {
+            "DISCREPANCIES FOUND"
+        }
+    );
     Ok(if report.ok() { 0 } else { 3 })
 }

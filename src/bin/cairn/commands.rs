@@ -1,0 +1,177 @@
+//! `cairn gates`, `pin --auto`, `reground` and `score`.
+
+use crate::{open_existing, Failure};
+use cairn::gate::{sweep, unpinned_items, Gatekeeper, RegroundOutcome};
+use cairn::ingest::{parse_ref, resolve};
+use cairn::record::{Pin, PinItem};
+use cairn::Ledger;
+use serde_json::{json, Value};
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+pub fn gates(
+    db: &Path,
+    gate: &Gatekeeper,
+    stream: Option<&str>,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    let ledger = open_existing(db, false)?;
+    let found = sweep(gate, &ledger.snapshot()?, stream)?;
+    if as_json {
+        let list: Vec<Value> = found
+            .iter()
+            .map(|f| json!({"gate": f.gate, "stream": f.stream, "subject": f.subject.to_hex(), "detail": f.detail}))
+            .collect();
+        println!("{}", json!({"findings": list, "count": found.len()}));
+    } else if found.is_empty() {
+        println!(
+            "no findings: every gate query over {} comes back clean",
+            db.display()
+        );
+    } else {
+        for f in &found {
+            println!(
+                "{} [{}] {}: {}",
+                f.gate,
+                f.stream,
+                f.subject.short(),
+                f.detail
+            );
+        }
+        println!("{} findings", found.len());
+    }
+    Ok(u8::from(!found.is_empty()))
+}
+
+pub fn pin(
+    db: &Path,
+    _gate: &Gatekeeper,
+    auto: bool,
+    stream: &str,
+    name: &str,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    if !auto {
+        return Err(Failure::usage(
+            "cairn pin writes a pin from the classifier's findings and needs --auto; to pin items by hand, ingest a pin line",
+        ));
+    }
+    let ledger = open_existing(db, false)?;
+    let mut batch = ledger.batch()?;
+    let items = unpinned_items(&batch, stream)?;
+    if items.is_empty() {
+        return Err(Failure::usage(format!(
+            "stream {stream} has no decision-relevant item that a pin does not already cover; nothing to pin"
+        )));
+    }
+    let pin = Pin {
+        stream: stream.to_string(),
+        name: name.to_string(),
+        items: items
+            .iter()
+            .map(|i| PinItem {
+                class: i.class,
+                text: i.text.clone(),
+                witness: Some(i.span),
+            })
+            .collect(),
+    };
+    let appended = batch.append(pin)?;
+    batch.commit()?;
+    if as_json {
+        let list: Vec<Value> = items
+            .iter()
+            .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text, "witness": i.span.to_hex()}))
+            .collect();
+        println!(
+            "{}",
+            json!({"rid": appended.rid.to_hex(), "stream": stream, "name": name, "items": list})
+        );
+    } else {
+        println!(
+            "pinned {} items of stream {stream} as {name:?} ({})",
+            items.len(),
+            appended.rid
+        );
+        for i in &items {
+            println!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
+        }
+    }
+    Ok(0)
+}
+
+pub fn reground(
+    db: &Path,
+    gate: &Gatekeeper,
+    reference: &str,
+    stream: Option<&str>,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    let ledger: Ledger = open_existing(db, false)?;
+    let mut batch = ledger.batch()?;
+    let r = parse_ref(reference).map_err(Failure::usage)?;
+    let claim = resolve(&batch, stream, &r).map_err(Failure::usage)?[0];
+    let outcome = gate.reground(&mut batch, claim)?;
+    batch.commit()?;
+    let (code, v) = match &outcome {
+        RegroundOutcome::Regrounded(a) => (
+            0,
+            json!({"claim": claim.to_hex(), "regrounded": true, "rid": a.rid.to_hex(), "new": a.new}),
+        ),
+        RegroundOutcome::NotEntailed { best, reason } => (
+            1,
+            json!({"claim": claim.to_hex(), "regrounded": false, "best_entailment": best, "detail": reason}),
+        ),
+    };
+    if as_json {
+        println!("{v}");
+    } else {
+        match outcome {
+            RegroundOutcome::Regrounded(a) => println!(
+                "claim {claim} is re-grounded ({}); it is verified and its depth is reset",
+                a.rid
+            ),
+            RegroundOutcome::NotEntailed { reason, .. } => {
+                println!("claim {claim} stays as it was: {reason}")
+            }
+        }
+    }
+    Ok(code)
+}
+
+pub fn score(gate: &Gatekeeper) -> Result<u8, Failure> {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for (n, line) in stdin.lock().lines().enumerate() {
+        let line = line.map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |what: &str| {
+            Failure::usage(format!(
+                "line {}: {what}; each line is {{\"claim\":..,\"source\":..}}",
+                n + 1
+            ))
+        };
+        let v: Value =
+            serde_json::from_str(&line).map_err(|e| bad(&format!("malformed JSON: {e}")))?;
+        let claim = v["claim"]
+            .as_str()
+            .ok_or_else(|| bad("field `claim` must be a string"))?;
+        let source = v["source"]
+            .as_str()
+            .ok_or_else(|| bad("field `source` must be a string"))?;
+        let s = gate.scorer.score(claim, source).map_err(|e| Failure {
+            code: 2,
+            message: e.to_string(),
+        })?;
+        let r = |x: f64| (x * 10_000.0).round() / 10_000.0;
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"entailment": r(s.entailment), "contradiction": r(s.contradiction), "similarity": r(s.similarity)})
+        );
+    }
+    Ok(0)
+}

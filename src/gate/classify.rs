@@ -1,0 +1,166 @@
+//! The decision-relevant classifier: prohibitions, numeric commitments and failed attempts in a
+//! stream's raw spans. It reads the ledger's spans, never a summary being judged.
+//!
+//! - Prohibitions and commitments are what the user or the system states.
+//! - Failed attempts are what tools print and what the assistant reports.
+//! - A number inside a path, a URL or a log line is not a commitment.
+
+use crate::record::{PinClass, Rid, Role, Span};
+use crate::score::text::{identifiers, sentences, words, IdKind, FAILURES};
+
+/// One decision-relevant item found in a raw span.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// The span it was found in.
+    pub span: Rid,
+    /// That span's turn.
+    pub turn: u64,
+    /// What kind of item.
+    pub class: PinClass,
+    /// The sentence or line that states it.
+    pub text: String,
+}
+
+const PROHIBITION_CUES: &[&str] = &[
+    "never ",
+    "do not ",
+    "don't ",
+    "dont ",
+    "must not ",
+    "mustn't ",
+    "shall not ",
+    "should not ",
+    "shouldn't ",
+    "not allowed",
+    "forbidden",
+    "prohibited",
+    "under no circumstances",
+    "not permitted",
+    "no one may",
+    "stop doing",
+];
+
+const COMMITMENT_CUES: &[&str] = &[
+    "stay", "stays", "still", "pin", "pinned", "keep", "must", "budget", "deadline", "limit",
+    "most", "max", "maximum", "minimum", "least", "until", "by", "within", "version", "target",
+    "cap", "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
+];
+
+const ASSISTANT_FAILURES: &[&str] = &[
+    "failed",
+    "did not work",
+    "didn't work",
+    "could not",
+    "couldn't",
+    "unable to",
+    "error",
+    "broke",
+    "crashed",
+    "was refused",
+    "timed out",
+];
+
+/// A line that looks like output of a logger or a stack trace, not a statement.
+fn is_log_line(s: &str) -> bool {
+    let t = s.trim_start();
+    let first = t.split_whitespace().next().unwrap_or("");
+    let level = [
+        "INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL",
+    ];
+    t.starts_with('[')
+        || t.starts_with("at ")
+        || t.starts_with("File \"")
+        || level
+            .iter()
+            .any(|l| first.trim_matches(|c: char| !c.is_alphanumeric()) == *l)
+        || (first.len() >= 8
+            && first.chars().take(4).all(|c| c.is_ascii_digit())
+            && first.chars().nth(4) == Some('-'))
+}
+
+fn lower(s: &str) -> String {
+    format!(" {} ", s.to_lowercase())
+}
+
+fn is_prohibition(s: &str) -> bool {
+    let l = lower(s);
+    !s.trim_end().ends_with('?')
+        && PROHIBITION_CUES
+            .iter()
+            .any(|c| l.contains(&format!(" {c}")) || l.contains(c))
+}
+
+fn is_commitment(s: &str) -> bool {
+    if is_log_line(s) || s.trim_end().ends_with('?') {
+        return false;
+    }
+    let numeric = identifiers(s)
+        .iter()
+        .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code));
+    numeric
+        && words(s)
+            .iter()
+            .any(|w| COMMITMENT_CUES.contains(&w.as_str()))
+}
+
+fn failure_line(role: Role, text: &str) -> Option<String> {
+    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut found = None;
+    for line in lines {
+        let hit = match role {
+            Role::Tool => {
+                let w = words(line);
+                // "0 failed", "errors: 0" and "no errors" report success.
+                let zero = |i: usize| {
+                    (i > 0 && (w[i - 1] == "0" || w[i - 1] == "no"))
+                        || w.get(i + 1).is_some_and(|n| n == "0")
+                };
+                w.iter()
+                    .enumerate()
+                    .any(|(i, x)| FAILURES.contains(&x.as_str()) && !zero(i))
+                    || line.to_lowercase().contains("timed out")
+                    || line.to_lowercase().contains("not found")
+                    || line.to_lowercase().contains("exit code")
+                        && !line.to_lowercase().contains("exit code 0")
+            }
+            _ => {
+                let l = line.to_lowercase();
+                ASSISTANT_FAILURES.iter().any(|c| l.contains(c))
+            }
+        };
+        if hit {
+            found = Some(line.to_string());
+            break;
+        }
+    }
+    found
+}
+
+/// The decision-relevant items of one span.
+pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
+    let item = |class, text: &str| Item {
+        span: rid,
+        turn: span.turn,
+        class,
+        text: text.trim().to_string(),
+    };
+    let mut out = Vec::new();
+    match span.role {
+        Role::User | Role::System => {
+            for s in sentences(&span.text) {
+                if is_prohibition(s) {
+                    out.push(item(PinClass::Prohibition, s));
+                }
+                if is_commitment(s) {
+                    out.push(item(PinClass::Commitment, s));
+                }
+            }
+        }
+        Role::Tool | Role::Assistant => {
+            if let Some(line) = failure_line(span.role, &span.text) {
+                out.push(item(PinClass::FailedAttempt, &line));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,907 @@
+//! The gates: every compaction and every action is judged, in the write transaction that
+//! appends it, on the state after the append. The outcome is a Verdict record, appended
+//! whether the proposal is admitted or refused. SPEC.md section 5 gives every rule.
+
+pub mod classify;
+mod policy;
+mod sweep;
+
+pub use policy::{Policy, PolicyError};
+pub use sweep::{sweep, SweepFinding};
+
+use crate::error::{ErrorKind, Result};
+use crate::record::{
+    Action, Claim, ClaimStatus, Finding, Origin, PinClass, Record, Reground, Rid, Role, Span,
+    Status, Summary, Verdict, SCORE_ONE,
+};
+use crate::score::text::{content, identifiers, is_hedged};
+use crate::score::{Scorer, Scores};
+use crate::store::{Appended, Batch, Read};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Stable gate names, as used in findings, JSON output and tests.
+pub mod names {
+    /// No raw-span ancestor through any chain of witnesses.
+    pub const UNANCHORED_CLAIM: &str = "unanchored-claim";
+    /// Rests on earlier claims, not on a raw span of the summary's source window.
+    pub const LAUNDERED_CLAIM: &str = "laundered-claim";
+    /// Similar to its best raw span, but not entailed by any.
+    pub const FABRICATED_CLAIM: &str = "fabricated-claim";
+    /// Too many actionable claims are laundered.
+    pub const LAUNDERING_RATE: &str = "laundering-rate";
+    /// An identifier not found verbatim in any raw-span ancestor.
+    pub const IDENTIFIER_DRIFT: &str = "identifier-drift";
+    /// A user-said or tool-output claim supported only by hedged evidence.
+    pub const HEDGE_STRIPPED: &str = "hedge-stripped";
+    /// An origin tag without an ancestor of that role.
+    pub const ORIGIN_MISMATCH: &str = "origin-mismatch";
+    /// No origin tag, or an unknown one.
+    pub const MISSING_ORIGIN: &str = "missing-origin";
+    /// The summary evicts a span that contradicts a claim it keeps.
+    pub const EVICTED_DISCONFIRMER: &str = "evicted-disconfirmer";
+    /// More than the allowed self-authored re-summarisations since the last grounding.
+    pub const DEPTH_EXCEEDED: &str = "depth-exceeded";
+    /// Decision-relevant items in the raw spans that no pin covers.
+    pub const UNPINNED_REFERENCE: &str = "unpinned-reference";
+    /// Pinned items lost by the compaction.
+    pub const PIN_LOSS: &str = "pin-loss";
+    /// A different pin under an existing (stream, name).
+    pub const PIN_CONFLICT: &str = "pin-conflict";
+    /// An irreversible action relying on a claim that is not verified.
+    pub const IRREVERSIBLE_UNVERIFIED: &str = "irreversible-unverified";
+    /// An action matching a pinned prohibition.
+    pub const PROHIBITED_ACTION: &str = "prohibited-action";
+
+    /// Every gate name.
+    pub const ALL: [&str; 15] = [
+        UNANCHORED_CLAIM,
+        LAUNDERED_CLAIM,
+        FABRICATED_CLAIM,
+        LAUNDERING_RATE,
+        IDENTIFIER_DRIFT,
+        HEDGE_STRIPPED,
+        ORIGIN_MISMATCH,
+        MISSING_ORIGIN,
+        EVICTED_DISCONFIRMER,
+        DEPTH_EXCEEDED,
+        UNPINNED_REFERENCE,
+        PIN_LOSS,
+        PIN_CONFLICT,
+        IRREVERSIBLE_UNVERIFIED,
+        PROHIBITED_ACTION,
+    ];
+
+    /// Whether a finding of this gate refuses the proposal (the others only flag it).
+    pub fn refuses(gate: &str) -> bool {
+        !matches!(
+            gate,
+            LAUNDERED_CLAIM | HEDGE_STRIPPED | ORIGIN_MISMATCH | DEPTH_EXCEEDED
+        )
+    }
+}
+
+use names::*;
+
+/// The outcome of gating one proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The summary or action proposed.
+    pub subject: Appended,
+    /// Its verdict record.
+    pub verdict: Rid,
+    /// Whether it was admitted.
+    pub admitted: bool,
+    /// What the gates found.
+    pub findings: Vec<Finding>,
+    /// The status of each claim.
+    pub claims: Vec<ClaimStatus>,
+    /// Claims re-grounded at the gate (a summary with `reground: true`).
+    pub regrounded: Vec<Rid>,
+    /// The reference-anchored fidelity, when the stream has pins.
+    pub anchored_score: Option<f64>,
+}
+
+/// The result of re-grounding a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RegroundOutcome {
+    /// Its raw-span ancestors entail it: a Reground record was appended.
+    Regrounded(Appended),
+    /// They do not: nothing was appended.
+    NotEntailed {
+        /// The best entailment found.
+        best: f64,
+        /// Why, as a sentence.
+        reason: String,
+    },
+}
+
+/// Runs the gates with a policy and a scorer.
+pub struct Gatekeeper {
+    /// The thresholds.
+    pub policy: Policy,
+    /// The scorer.
+    pub scorer: Box<dyn Scorer>,
+}
+
+impl Default for Gatekeeper {
+    fn default() -> Gatekeeper {
+        Gatekeeper {
+            policy: Policy::default(),
+            scorer: Box::new(crate::score::Lexical),
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    let mut q: String = s.chars().take(60).collect();
+    if q.len() < s.len() {
+        q.push_str(" ...");
+    }
+    format!("'{q}'")
+}
+
+fn unit(x: f64) -> u16 {
+    (x.clamp(0.0, 1.0) * f64::from(SCORE_ONE)).round() as u16
+}
+
+/// A claim's raw-span ancestors and the claims on the way (the claim itself first).
+pub(crate) type Ancestry = (Vec<(Rid, Span)>, Vec<Rid>);
+
+/// Record lookups with a cache, for one gate run.
+pub(crate) struct View<'a, R: Read> {
+    pub read: &'a R,
+    spans: HashMap<Rid, Option<Span>>,
+    claims: HashMap<Rid, Option<Claim>>,
+}
+
+impl<'a, R: Read> View<'a, R> {
+    pub fn new(read: &'a R) -> Self {
+        View {
+            read,
+            spans: HashMap::new(),
+            claims: HashMap::new(),
+        }
+    }
+
+    pub fn span(&mut self, rid: Rid) -> Result<Option<Span>> {
+        if let Some(s) = self.spans.get(&rid) {
+            return Ok(s.clone());
+        }
+        let s = match self.read.get(&rid)? {
+            Some(Record::Span(s)) => Some(s),
+            _ => None,
+        };
+        self.spans.insert(rid, s.clone());
+        Ok(s)
+    }
+
+    pub fn claim(&mut self, rid: Rid) -> Result<Option<Claim>> {
+        if let Some(c) = self.claims.get(&rid) {
+            return Ok(c.clone());
+        }
+        let c = match self.read.get(&rid)? {
+            Some(Record::Claim(c)) => Some(c),
+            _ => None,
+        };
+        self.claims.insert(rid, c.clone());
+        Ok(c)
+    }
+
+    /// The raw spans reachable from a claim through witnesses, and the claims passed through.
+    pub fn ancestry(&mut self, claim: Rid) -> Result<Ancestry> {
+        let mut spans = Vec::new();
+        let mut claims = Vec::new();
+        let mut seen = HashSet::new();
+        let mut todo = vec![claim];
+        while let Some(c) = todo.pop() {
+            if !seen.insert(c) {
+                continue;
+            }
+            let Some(rec) = self.claim(c)? else { continue };
+            claims.push(c);
+            for w in rec.witnesses {
+                if let Some(s) = self.span(w)? {
+                    if seen.insert(w) {
+                        spans.push((w, s));
+                    }
+                } else {
+                    todo.push(w);
+                }
+            }
+        }
+        Ok((spans, claims))
+    }
+}
+
+/// Whether a pin item's words are mostly present in a text.
+pub(crate) fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
+    const CUES: &[&str] = &[
+        "run", "ever", "please", "use", "again", "any", "must", "avoid",
+    ];
+    let want: Vec<String> = content(item)
+        .into_iter()
+        .filter(|w| !CUES.contains(&w.as_str()))
+        .collect();
+    if want.is_empty() {
+        return false;
+    }
+    let have: Vec<String> = content(text);
+    let prefix = |w: &str| w.chars().take(4).collect::<String>();
+    let hits = want
+        .iter()
+        .filter(|w| {
+            have.iter()
+                .any(|h| h == *w || (w.len() >= 4 && h.len() >= 4 && prefix(h) == prefix(w)))
+        })
+        .count();
+    hits as f64 / want.len() as f64 >= share
+}
+
+struct ClaimCheck {
+    status: Status,
+    laundered: bool,
+}
+
+impl Gatekeeper {
+    fn score(&self, claim: &str, source: &str) -> Result<Scores> {
+        self.scorer
+            .score(claim, source)
+            .map_err(|e| ErrorKind::Score(e.to_string()).into())
+    }
+
+    fn best(&self, claim: &str, spans: &[(Rid, Span)]) -> Result<(f64, f64, Option<usize>)> {
+        let (mut ent, mut sim, mut at) = (0.0f64, 0.0f64, None);
+        for (i, (_, s)) in spans.iter().enumerate() {
+            let sc = self.score(claim, &s.text)?;
+            if sc.entailment > ent {
+                ent = sc.entailment;
+            }
+            if sc.similarity > sim {
+                sim = sc.similarity;
+                at = Some(i);
+            }
+        }
+        Ok((ent, sim, at))
+    }
+
+    /// Re-checks a claim against its raw-span ancestors (kept after eviction). When they entail
+    /// it, appends a Reground record, which makes the claim verified and resets its depth.
+    pub fn reground(&self, batch: &mut Batch, claim: Rid) -> Result<RegroundOutcome> {
+        let mut view = View::new(&*batch);
+        let Some(c) = view.claim(claim)? else {
+            return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
+        };
+        let (spans, _) = view.ancestry(claim)?;
+        drop(view);
+        if spans.is_empty() {
+            return Ok(RegroundOutcome::NotEntailed {
+                best: 0.0,
+                reason: format!(
+                    "claim {} has no raw-span ancestor to re-check against",
+                    quote(&c.text)
+                ),
+            });
+        }
+        let joined: String = spans
+            .iter()
+            .map(|(_, s)| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let drift: Vec<String> = identifiers(&c.text)
+            .into_iter()
+            .filter(|i| !joined.contains(&i.text))
+            .map(|i| i.text)
+            .collect();
+        let mut entailing = Vec::new();
+        let mut best = 0.0f64;
+        for (rid, s) in &spans {
+            let e = self.score(&c.text, &s.text)?.entailment;
+            best = best.max(e);
+            if e >= self.policy.raw_entailment {
+                entailing.push(*rid);
+            }
+        }
+        let whole = self.score(&c.text, &joined)?.entailment;
+        best = best.max(whole);
+        if entailing.is_empty() && whole >= self.policy.raw_entailment {
+            entailing = spans.iter().map(|(r, _)| *r).collect();
+        }
+        if !drift.is_empty() || entailing.is_empty() {
+            let reason = if drift.is_empty() {
+                format!(
+                    "its raw-span ancestors do not entail claim {} (best entailment {best:.2}, below {:.2})",
+                    quote(&c.text),
+                    self.policy.raw_entailment
+                )
+            } else {
+                format!(
+                    "claim {} states {}, which none of its raw-span ancestors contains",
+                    quote(&c.text),
+                    drift.join(", ")
+                )
+            };
+            return Ok(RegroundOutcome::NotEntailed { best, reason });
+        }
+        let appended = batch.append(Reground {
+            claim,
+            spans: entailing,
+            score: unit(best),
+        })?;
+        Ok(RegroundOutcome::Regrounded(appended))
+    }
+
+    /// Appends a summary, gates it on the state after the append, and appends its verdict. A
+    /// summary that already has a verdict is returned as it was judged.
+    pub fn propose_summary(&self, batch: &mut Batch, summary: Summary) -> Result<Outcome> {
+        let mut regrounded = Vec::new();
+        if summary.reground {
+            let covers: HashSet<Rid> = summary.covers.iter().copied().collect();
+            for c in &summary.claims {
+                let Some(Record::Claim(claim)) = batch.get(c)? else {
+                    continue;
+                };
+                let direct = claim.witnesses.iter().any(|w| covers.contains(w));
+                if !direct && batch.regrounded(c)?.is_none() {
+                    if let RegroundOutcome::Regrounded(_) = self.reground(batch, *c)? {
+                        regrounded.push(*c);
+                    }
+                }
+            }
+        }
+        let subject = batch.append(summary.clone())?;
+        if let Some(v) = batch.verdict_of(&subject.rid)? {
+            return recorded(batch, subject, v, regrounded);
+        }
+        let (findings, claims, anchored) = self.judge_summary(batch, &summary, subject.rid)?;
+        self.settle(
+            batch,
+            subject,
+            findings,
+            claims,
+            summary.self_score,
+            anchored,
+            regrounded,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        batch: &mut Batch,
+        subject: Appended,
+        findings: Vec<Finding>,
+        claims: Vec<ClaimStatus>,
+        self_score: Option<u16>,
+        anchored: Option<f64>,
+        regrounded: Vec<Rid>,
+    ) -> Result<Outcome> {
+        let admitted = !findings.iter().any(|f| names::refuses(&f.gate));
+        let verdict = batch.append(Verdict {
+            subject: subject.rid,
+            admitted,
+            findings: findings.clone(),
+            claims: claims.clone(),
+            self_score,
+            anchored_score: anchored.map(unit),
+            policy: self.policy.hash(self.scorer.id()),
+        })?;
+        Ok(Outcome {
+            subject,
+            verdict: verdict.rid,
+            admitted,
+            findings,
+            claims,
+            regrounded,
+            anchored_score: anchored,
+        })
+    }
+
+    fn judge_summary(
+        &self,
+        batch: &Batch,
+        s: &Summary,
+        rid: Rid,
+    ) -> Result<(Vec<Finding>, Vec<ClaimStatus>, Option<f64>)> {
+        let mut view = View::new(batch);
+        let mut findings = Vec::new();
+        let mut statuses = Vec::new();
+        let covers: HashSet<Rid> = s.covers.iter().copied().collect();
+        let evicts: HashSet<Rid> = s.evicts.iter().copied().collect();
+        let mut cover_spans = Vec::new();
+        for c in &s.covers {
+            if let Some(sp) = view.span(*c)? {
+                cover_spans.push((*c, sp));
+            }
+        }
+        let (mut actionable, mut laundered_actionable) = (0usize, 0usize);
+        let mut claim_texts = Vec::new();
+        for c in &s.claims {
+            let Some(claim) = view.claim(*c)? else {
+                continue;
+            };
+            claim_texts.push((*c, claim.clone()));
+            let check = self.judge_claim(
+                &mut view,
+                *c,
+                &claim,
+                &covers,
+                &cover_spans,
+                &evicts,
+                &mut findings,
+            )?;
+            if claim.actionable {
+                actionable += 1;
+                laundered_actionable += usize::from(check.laundered);
+            }
+            statuses.push(ClaimStatus {
+                claim: *c,
+                status: check.status,
+            });
+        }
+        // laundering-rate, scaled down when the budget shrinks against the parent's.
+        let mut threshold = self.policy.laundering_rate;
+        let mut scaled = String::new();
+        if let Some(Record::Summary(p)) = match s.parent {
+            Some(p) => batch.get(&p)?,
+            None => None,
+        } {
+            if p.budget > 0 && s.budget < p.budget {
+                threshold *= s.budget as f64 / p.budget as f64;
+                scaled = format!(" (scaled by budget {}/{})", s.budget, p.budget);
+            }
+        }
+        if actionable > 0 {
+            let rate = laundered_actionable as f64 / actionable as f64;
+            if rate > threshold {
+                findings.push(finding(LAUNDERING_RATE, rid, format!(
+                    "{laundered_actionable} of {actionable} actionable claims are laundered ({rate:.2}), above the threshold {threshold:.3}{scaled}; re-derive them from raw spans or re-ground them"
+                )));
+            }
+        }
+        if let Some(f) = batch.facts(&rid)? {
+            let depth = f.depth.unwrap_or(0);
+            if depth > self.policy.max_depth {
+                findings.push(finding(DEPTH_EXCEEDED, rid, format!(
+                    "this is self-authored summary {depth} in a row since the last grounding, more than {}; re-ground against the raw spans or use a separate pass",
+                    self.policy.max_depth
+                )));
+            }
+        }
+        let anchored = self.reference(&mut view, s, rid, &evicts, &claim_texts, &mut findings)?;
+        Ok((findings, statuses, anchored))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn judge_claim<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        rid: Rid,
+        claim: &Claim,
+        covers: &HashSet<Rid>,
+        cover_spans: &[(Rid, Span)],
+        evicts: &HashSet<Rid>,
+        findings: &mut Vec<Finding>,
+    ) -> Result<ClaimCheck> {
+        let q = quote(&claim.text);
+        let anchored = view.read.facts(&rid)?.is_some_and(|f| f.anchored);
+        let regrounded = view.read.regrounded(&rid)?.is_some();
+        match &claim.origin {
+            Origin::Missing => findings.push(finding(MISSING_ORIGIN, rid, format!(
+                "claim {q} has no origin tag; tag it user-said, tool-output, hedged or inferred"
+            ))),
+            Origin::Other(t) => findings.push(finding(MISSING_ORIGIN, rid, format!(
+                "claim {q} has the unknown origin tag '{t}'; use user-said, tool-output, hedged or inferred"
+            ))),
+            _ => {}
+        }
+        if !anchored {
+            findings.push(finding(UNANCHORED_CLAIM, rid, format!(
+                "claim {q} has no raw-span ancestor through any chain of witnesses; cite the spans it comes from"
+            )));
+        }
+        let (ancestors, carried) = view.ancestry(rid)?;
+        let ancestor_text: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
+        let drift: Vec<String> = identifiers(&claim.text)
+            .into_iter()
+            .filter(|i| !ancestor_text.iter().any(|t| t.contains(&i.text)))
+            .map(|i| i.text)
+            .collect();
+        if !drift.is_empty() {
+            findings.push(finding(IDENTIFIER_DRIFT, rid, format!(
+                "claim {q} states {}, which no raw-span ancestor contains verbatim; copy identifiers, never paraphrase them",
+                drift.join(", ")
+            )));
+        }
+        let mut weak = false;
+        let wanted = match claim.origin {
+            Origin::UserSaid => Some((Role::User, "user-said", "user")),
+            Origin::ToolOutput => Some((Role::Tool, "tool-output", "tool")),
+            _ => None,
+        };
+        if let Some((role, tag, who)) = wanted {
+            if anchored && !ancestors.iter().any(|(_, s)| s.role == role) {
+                weak = true;
+                findings.push(finding(
+                    ORIGIN_MISMATCH,
+                    rid,
+                    format!(
+                    "claim {q} is tagged {tag}, but no {who} span is among its raw-span ancestors"
+                ),
+                ));
+            }
+            let mut support = Vec::new();
+            for w in &claim.witnesses {
+                if let Some(sp) = view.span(*w)? {
+                    support.push((
+                        is_hedged(&sp.text),
+                        format!("turn {}: {}", sp.turn, quote(&sp.text)),
+                    ));
+                } else if let Some(c) = view.claim(*w)? {
+                    let hedged = matches!(c.origin, Origin::Hedged | Origin::Inferred);
+                    support.push((hedged, format!("claim {}", quote(&c.text))));
+                }
+            }
+            if !support.is_empty() && support.iter().all(|(h, _)| *h) {
+                weak = true;
+                findings.push(finding(HEDGE_STRIPPED, rid, format!(
+                    "claim {q} is tagged {tag}, but its only support is hedged ({}); keep the hedge",
+                    support.iter().map(|(_, d)| d.as_str()).collect::<Vec<_>>().join("; ")
+                )));
+            }
+        }
+        // Fabrication: similar to the best raw span, but not entailed by any.
+        let mut raw: Vec<(Rid, Span)> = cover_spans.to_vec();
+        for a in &ancestors {
+            if !covers.contains(&a.0) {
+                raw.push(a.clone());
+            }
+        }
+        let (ent, sim, at) = self.best(&claim.text, &raw)?;
+        let fabricated = anchored
+            && !regrounded
+            && sim >= self.policy.fabrication_similarity
+            && ent < self.policy.raw_entailment;
+        if fabricated {
+            let near = at
+                .map(|i| format!("turn {}", raw[i].1.turn))
+                .unwrap_or_default();
+            findings.push(finding(FABRICATED_CLAIM, rid, format!(
+                "claim {q} resembles {near} (similarity {sim:.2}) but no raw span entails it (best entailment {ent:.2}, below {:.2})",
+                self.policy.raw_entailment
+            )));
+        }
+        let direct: Vec<&(Rid, Span)> = cover_spans
+            .iter()
+            .filter(|(r, _)| claim.witnesses.contains(r))
+            .collect();
+        let laundered = anchored && !regrounded && direct.is_empty();
+        if laundered {
+            findings.push(finding(LAUNDERED_CLAIM, rid, format!(
+                "claim {q} rests on earlier claims, not on a raw span of this summary's source window; it stays unverified until re-grounded"
+            )));
+        }
+        let mut entailed = false;
+        for (_, sp) in &direct {
+            entailed |= self.score(&claim.text, &sp.text)?.entailment >= self.policy.raw_entailment;
+        }
+        // Disconfirmers this summary evicts: recorded judgements on the claim or on any claim
+        // it carries forward, and spans the scorer finds contradicting it.
+        let mut disconfirmers = BTreeSet::new();
+        for c in &carried {
+            for sp in view.read.contradicting_spans(c)? {
+                if evicts.contains(&sp) {
+                    disconfirmers.insert((sp, "a recorded judgement"));
+                }
+            }
+        }
+        for sp in evicts {
+            if disconfirmers.iter().any(|(r, _)| r == sp) {
+                continue;
+            }
+            if let Some(span) = view.span(*sp)? {
+                if self.score(&claim.text, &span.text)?.contradiction >= self.policy.contradiction {
+                    disconfirmers.insert((*sp, "the scorer"));
+                }
+            }
+        }
+        for (sp, by) in disconfirmers {
+            let what = match view.span(sp)? {
+                Some(s) => format!("turn {} ({})", s.turn, quote(&s.text)),
+                None => sp.to_string(),
+            };
+            findings.push(finding(EVICTED_DISCONFIRMER, rid, format!(
+                "the summary evicts {what}, which contradicts claim {q} that it keeps (found by {by}); a summary may not evict its own disconfirmers"
+            )));
+        }
+        let status = if !anchored {
+            Status::Unanchored
+        } else if fabricated {
+            Status::Fabricated
+        } else if regrounded || (entailed && !weak && drift.is_empty()) {
+            Status::Verified
+        } else {
+            Status::Unverified
+        };
+        Ok(ClaimCheck { status, laundered })
+    }
+
+    /// `unpinned-reference` and `pin-loss`; returns the reference-anchored fidelity.
+    fn reference<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        s: &Summary,
+        rid: Rid,
+        evicts: &HashSet<Rid>,
+        claims: &[(Rid, Claim)],
+        findings: &mut Vec<Finding>,
+    ) -> Result<Option<f64>> {
+        let pins = pinned_items(view.read, &s.stream)?;
+        let items = unpinned(view, &s.stream, &pins)?;
+        if !items.is_empty() {
+            findings.push(finding(
+                UNPINNED_REFERENCE,
+                rid,
+                unpinned_message(&s.stream, &items),
+            ));
+        }
+        if pins.is_empty() {
+            return Ok(None);
+        }
+        // The window after this summary: spans not evicted before, and not evicted now.
+        let mut window = Vec::new();
+        for (_, span_rid) in view.read.turns(&s.stream, 0, u64::MAX)? {
+            if !evicts.contains(&span_rid) && view.read.evicted_by(&span_rid)?.is_none() {
+                window.push(span_rid);
+            }
+        }
+        let mut ancestors: Vec<(Rid, HashSet<Rid>)> = Vec::new();
+        for (c, _) in claims {
+            let (spans, _) = view.ancestry(*c)?;
+            ancestors.push((*c, spans.into_iter().map(|(r, _)| r).collect()));
+        }
+        let mut lost = Vec::new();
+        for (pin_name, item) in &pins {
+            let mut kept = item.witness.is_some_and(|w| window.contains(&w));
+            for ((_, claim), (_, anc)) in claims.iter().zip(&ancestors) {
+                if kept {
+                    break;
+                }
+                let sc = self.score(&item.text, &claim.text)?;
+                let cites = item.witness.is_some_and(|w| anc.contains(&w));
+                kept = sc.entailment >= self.policy.raw_entailment
+                    || (cites
+                        && self.score(&claim.text, &item.text)?.contradiction
+                            < self.policy.contradiction);
+            }
+            for w in &window {
+                if kept {
+                    break;
+                }
+                if let Some(sp) = view.span(*w)? {
+                    kept =
+                        self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment;
+                }
+            }
+            if !kept {
+                lost.push((pin_name.clone(), item.clone()));
+            }
+        }
+        let fidelity = 1.0 - lost.len() as f64 / pins.len() as f64;
+        let prohibition_lost = lost.iter().any(|(_, i)| i.class == PinClass::Prohibition);
+        if fidelity < self.policy.fidelity || prohibition_lost {
+            let names: Vec<String> = lost
+                .iter()
+                .map(|(n, i)| format!("{} {} (pin {n})", i.class.name(), quote(&i.text)))
+                .collect();
+            findings.push(finding(PIN_LOSS, rid, format!(
+                "cannot compact stream {}: pin-loss, reference-anchored fidelity {fidelity:.2} (threshold {:.2}){}; lost: {}",
+                s.stream,
+                self.policy.fidelity,
+                if prohibition_lost { ", and a pinned prohibition is lost" } else { "" },
+                names.join(", ")
+            )));
+        }
+        Ok(Some(fidelity))
+    }
+
+    /// Appends an action, gates it with `irreversible-unverified` and `prohibited-action`, and
+    /// appends its verdict.
+    pub fn propose_action(&self, batch: &mut Batch, action: Action) -> Result<Outcome> {
+        let subject = batch.append(action.clone())?;
+        if let Some(v) = batch.verdict_of(&subject.rid)? {
+            return recorded(batch, subject, v, Vec::new());
+        }
+        let mut findings = Vec::new();
+        let mut statuses = Vec::new();
+        let mut view = View::new(&*batch);
+        let head_depth = match batch.head(&action.stream)? {
+            Some(h) => batch.facts(&h)?.and_then(|f| f.depth).unwrap_or(0),
+            None => 0,
+        };
+        let head_claims: HashSet<Rid> = match batch.head(&action.stream)? {
+            Some(h) => match batch.get(&h)? {
+                Some(Record::Summary(s)) => s.claims.into_iter().collect(),
+                _ => HashSet::new(),
+            },
+            None => HashSet::new(),
+        };
+        for c in &action.relies_on {
+            let Some(claim) = view.claim(*c)? else {
+                continue;
+            };
+            let status = claim_status(self, &mut view, *c, &claim)?;
+            statuses.push(ClaimStatus { claim: *c, status });
+            if !action.irreversible {
+                continue;
+            }
+            let depth = view.read.facts(c)?.and_then(|f| f.depth);
+            let chain = if head_claims.contains(c) {
+                head_depth
+            } else {
+                0
+            };
+            let mut why = Vec::new();
+            if status != Status::Verified {
+                why.push(format!("it is {}", status.name()));
+            }
+            if claim.origin == Origin::Hedged {
+                why.push("it is hedged".to_string());
+            }
+            if depth.is_some_and(|d| d > self.policy.max_depth) {
+                why.push(format!("it is {} claims deep", depth.unwrap_or(0)));
+            }
+            if chain > self.policy.max_depth {
+                why.push(format!(
+                    "it is carried by a chain of {chain} self-authored summaries"
+                ));
+            }
+            if !why.is_empty() {
+                findings.push(finding(
+                    IRREVERSIBLE_UNVERIFIED,
+                    *c,
+                    format!(
+                    "irreversible action {} relies on claim {}, and {}; re-ground the claim first",
+                    quote(&action.text),
+                    quote(&claim.text),
+                    why.join(" and ")
+                ),
+                ));
+            }
+        }
+        for (pin_name, item) in pinned_items(view.read, &action.stream)? {
+            if item.class == PinClass::Prohibition
+                && mostly_contains(&item.text, &action.text, self.policy.prohibition_match)
+            {
+                findings.push(finding(
+                    PROHIBITED_ACTION,
+                    subject.rid,
+                    format!(
+                        "action {} matches pinned prohibition {} (pin {pin_name}); refused",
+                        quote(&action.text),
+                        quote(&item.text)
+                    ),
+                ));
+            }
+        }
+        drop(view);
+        self.settle(batch, subject, findings, statuses, None, None, Vec::new())
+    }
+}
+
+fn finding(gate: &str, subject: Rid, detail: String) -> Finding {
+    Finding {
+        gate: gate.to_string(),
+        subject,
+        detail,
+    }
+}
+
+/// The outcome recorded for a proposal gated before.
+fn recorded(
+    batch: &Batch,
+    subject: Appended,
+    verdict: Rid,
+    regrounded: Vec<Rid>,
+) -> Result<Outcome> {
+    match batch.get(&verdict)? {
+        Some(Record::Verdict(v)) => Ok(Outcome {
+            subject,
+            verdict,
+            admitted: v.admitted,
+            findings: v.findings,
+            claims: v.claims,
+            regrounded,
+            anchored_score: v.anchored_score.map(crate::record::score_to_unit),
+        }),
+        _ => Err(ErrorKind::NotFound(format!("{verdict} (the verdict of {})", subject.rid)).into()),
+    }
+}
+
+/// A claim's status outside a summary gate: the latest recorded one, else computed from its
+/// direct span witnesses.
+pub(crate) fn claim_status<R: Read>(
+    gate: &Gatekeeper,
+    view: &mut View<'_, R>,
+    rid: Rid,
+    claim: &Claim,
+) -> Result<Status> {
+    if view.read.regrounded(&rid)?.is_some() {
+        return Ok(Status::Verified);
+    }
+    if let Some(s) = view.read.status(&rid)? {
+        return Ok(s);
+    }
+    if !view.read.facts(&rid)?.is_some_and(|f| f.anchored) {
+        return Ok(Status::Unanchored);
+    }
+    for w in &claim.witnesses {
+        if let Some(sp) = view.span(*w)? {
+            if !is_hedged(&sp.text)
+                && gate.score(&claim.text, &sp.text)?.entailment >= gate.policy.raw_entailment
+            {
+                return Ok(Status::Verified);
+            }
+        }
+    }
+    Ok(Status::Unverified)
+}
+
+/// Every pinned item of a stream, with its pin's name.
+pub fn pinned_items<R: Read>(
+    read: &R,
+    stream: &str,
+) -> Result<Vec<(String, crate::record::PinItem)>> {
+    let mut out = Vec::new();
+    for (name, rid) in read.pins(stream)? {
+        if let Some(Record::Pin(p)) = read.get(&rid)? {
+            out.extend(p.items.into_iter().map(|i| (name.clone(), i)));
+        }
+    }
+    Ok(out)
+}
+
+/// The classifier's items in a stream's raw spans that no pin covers: a pin item covers an
+/// item when it cites the same span, or when most of its words are in the item's text.
+pub(crate) fn unpinned<R: Read>(
+    view: &mut View<'_, R>,
+    stream: &str,
+    pins: &[(String, crate::record::PinItem)],
+) -> Result<Vec<classify::Item>> {
+    let mut out = Vec::new();
+    for (_, rid) in view.read.turns(stream, 0, u64::MAX)? {
+        let Some(span) = view.span(rid)? else {
+            continue;
+        };
+        for item in classify::classify(rid, &span) {
+            let covered = pins.iter().any(|(_, p)| {
+                p.witness == Some(item.span) || mostly_contains(&p.text, &item.text, 0.5)
+            });
+            if !covered {
+                out.push(item);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
+/// batch: what `cairn pin --auto` pins.
+pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<classify::Item>> {
+    let pins = pinned_items(read, stream)?;
+    unpinned(&mut View::new(read), stream, &pins)
+}
+
+pub(crate) fn unpinned_message(stream: &str, items: &[classify::Item]) -> String {
+    let shown: Vec<String> = items
+        .iter()
+        .take(5)
+        .map(|i| format!("turn {}: {} {}", i.turn, i.class.name(), quote(&i.text)))
+        .collect();
+    format!(
+        "cannot compact stream {stream}: unpinned reference, {} decision-relevant item{} ({}{}); pin them (cairn pin --auto {stream} NAME) or extend the budget",
+        items.len(),
+        if items.len() == 1 { "" } else { "s" },
+        shown.join("; "),
+        if items.len() > 5 { "; ..." } else { "" }
+    )
+}

@@ -1,0 +1,122 @@
+//! Gate thresholds. Defaults come from the seeds; a TOML file can change them, and the hash of
+//! the policy in force (with the scorer's id) is recorded in every verdict.
+
+use std::collections::BTreeMap;
+
+/// The thresholds the gates use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    /// `fabricated-claim`: similarity to the best raw span at or above this...
+    pub fabrication_similarity: f64,
+    /// ...while raw entailment is below this. Also the entailment that verifies a claim and
+    /// that preserves a pinned item.
+    pub raw_entailment: f64,
+    /// A scorer contradiction at or above this makes a span a disconfirmer.
+    pub contradiction: f64,
+    /// `laundering-rate`: laundered actionable claims over actionable claims above this
+    /// refuses, scaled down in proportion when the budget shrinks against the parent's.
+    pub laundering_rate: f64,
+    /// `depth-exceeded`: self-authored re-summarisations allowed since the last grounding.
+    pub max_depth: u32,
+    /// `pin-loss`: the least share of pinned items a compaction must preserve.
+    pub fidelity: f64,
+    /// `prohibited-action`: the share of a prohibition's content words an action must contain
+    /// to match it.
+    pub prohibition_match: f64,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy {
+            fabrication_similarity: 0.75,
+            raw_entailment: 0.30,
+            contradiction: 0.60,
+            laundering_rate: 0.15,
+            max_depth: 2,
+            fidelity: 0.80,
+            prohibition_match: 0.50,
+        }
+    }
+}
+
+/// Why a policy file was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy {source_name}: {reason}")]
+pub struct PolicyError {
+    /// The file name, for messages.
+    pub source_name: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+const KEYS: &[&str] = &[
+    "fabrication_similarity",
+    "raw_entailment",
+    "contradiction",
+    "laundering_rate",
+    "max_depth",
+    "fidelity",
+    "prohibition_match",
+];
+
+impl Policy {
+    /// Reads a TOML policy: any of the keys above, each a number (`max_depth` an integer);
+    /// missing keys keep their defaults, unknown keys are refused.
+    pub fn from_toml(text: &str, source_name: &str) -> Result<Policy, PolicyError> {
+        let err = |reason: String| PolicyError {
+            source_name: source_name.to_string(),
+            reason,
+        };
+        let table: BTreeMap<String, toml::Value> =
+            toml::from_str(text).map_err(|e| err(format!("not valid TOML: {e}")))?;
+        let mut p = Policy::default();
+        for (key, value) in &table {
+            if key == "max_depth" {
+                p.max_depth = value
+                    .as_integer()
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| err("`max_depth` must be a non-negative integer".into()))?;
+                continue;
+            }
+            let slot = match key.as_str() {
+                "fabrication_similarity" => &mut p.fabrication_similarity,
+                "raw_entailment" => &mut p.raw_entailment,
+                "contradiction" => &mut p.contradiction,
+                "laundering_rate" => &mut p.laundering_rate,
+                "fidelity" => &mut p.fidelity,
+                "prohibition_match" => &mut p.prohibition_match,
+                other => {
+                    return Err(err(format!(
+                        "unknown key `{other}`; the keys are {}",
+                        KEYS.join(", ")
+                    )))
+                }
+            };
+            *slot = value
+                .as_float()
+                .or_else(|| value.as_integer().map(|i| i as f64))
+                .filter(|v| (0.0..=1.0).contains(v))
+                .ok_or_else(|| err(format!("`{key}` must be a number from 0 to 1")))?;
+        }
+        Ok(p)
+    }
+
+    /// BLAKE3 over the thresholds (in parts per ten thousand) and the scorer's id.
+    pub fn hash(&self, scorer_id: &str) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(b"cairn-policy-1\0");
+        for v in [
+            self.fabrication_similarity,
+            self.raw_entailment,
+            self.contradiction,
+            self.laundering_rate,
+            self.fidelity,
+            self.prohibition_match,
+        ] {
+            h.update(&((v * 10_000.0).round() as u32).to_le_bytes());
+        }
+        h.update(&self.max_depth.to_le_bytes());
+        h.update(scorer_id.as_bytes());
+        *h.finalize().as_bytes()
+    }
+}
