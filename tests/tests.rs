@@ -2,6 +2,7 @@
 
 mod cli;
 mod codec;
+mod gates;
 mod golden;
 mod ingest;
 mod store;

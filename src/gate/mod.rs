@@ -213,28 +213,57 @@ impl<'a, R: Read> View<'a, R> {
     }
 }
 
-/// Whether a pin item's words are mostly present in a text.
-pub(crate) fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
-    const CUES: &[&str] = &[
-        "run", "ever", "please", "use", "again", "any", "must", "avoid",
-    ];
-    let want: Vec<String> = content(item)
+const CUES: &[&str] = &[
+    "run", "ever", "please", "use", "again", "any", "must", "avoid",
+];
+
+/// Verbs that do the same thing to a system, for matching actions against prohibitions.
+const SAME_DEED: &[&[&str]] = &[
+    &["bump", "upgrade", "update", "install", "raise"],
+    &[
+        "drop", "delete", "remove", "truncate", "rm", "purge", "wipe",
+    ],
+    &["push", "deploy", "publish", "release", "ship"],
+    &["restart", "reboot", "kill", "stop"],
+];
+
+fn key_words(item: &str) -> Vec<String> {
+    content(item)
         .into_iter()
         .filter(|w| !CUES.contains(&w.as_str()))
-        .collect();
+        .collect()
+}
+
+fn meets(want: &str, have: &[String]) -> bool {
+    let prefix = |w: &str| w.chars().take(4).collect::<String>();
+    let same =
+        |h: &str| h == want || (want.len() >= 4 && h.len() >= 4 && prefix(h) == prefix(want));
+    have.iter().any(|h| {
+        same(h)
+            || SAME_DEED
+                .iter()
+                .any(|g| g.contains(&want) && g.contains(&h.as_str()))
+    })
+}
+
+/// Whether a pin item's words are mostly present in a text.
+pub(crate) fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
+    let want = key_words(item);
     if want.is_empty() {
         return false;
     }
     let have: Vec<String> = content(text);
-    let prefix = |w: &str| w.chars().take(4).collect::<String>();
-    let hits = want
-        .iter()
-        .filter(|w| {
-            have.iter()
-                .any(|h| h == *w || (w.len() >= 4 && h.len() >= 4 && prefix(h) == prefix(w)))
-        })
-        .count();
+    let hits = want.iter().filter(|w| meets(w, &have)).count();
     hits as f64 / want.len() as f64 >= share
+}
+
+/// Whether an action does what a prohibition forbids: the forbidden deed (its first key word,
+/// or a verb that does the same) is in the action, and most of the prohibition's words are.
+pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> bool {
+    let want = key_words(prohibition);
+    let have: Vec<String> = content(action);
+    want.first().is_some_and(|deed| meets(deed, &have))
+        && mostly_contains(prohibition, action, share)
 }
 
 struct ClaimCheck {
@@ -770,7 +799,7 @@ impl Gatekeeper {
         }
         for (pin_name, item) in pinned_items(view.read, &action.stream)? {
             if item.class == PinClass::Prohibition
-                && mostly_contains(&item.text, &action.text, self.policy.prohibition_match)
+                && prohibits(&item.text, &action.text, self.policy.prohibition_match)
             {
                 findings.push(finding(
                     PROHIBITED_ACTION,

@@ -159,6 +159,9 @@ fn sentence_scores(
     if hedge_gap {
         entailment *= 0.6;
     }
+    if failure {
+        entailment *= 0.5;
+    }
     let mut contradiction: f64 = 0.0;
     if conflict {
         contradiction = contradiction.max(0.8);

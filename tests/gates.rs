@@ -1,0 +1,609 @@
+//! Every gate: one case that fires and one near miss that passes.
+
+use cairn::gate::{Gatekeeper, Policy};
+use cairn::ingest::{apply_line, LineResult};
+use cairn::record::Status;
+use cairn::{Ledger, Read};
+
+const BASE: &str = r#"{"kind":"span","stream":"g","turn":1,"role":"user","text":"The staging DB listens on port 5433."}
+{"kind":"span","stream":"g","turn":2,"role":"tool","name":"psql","text":"connected to staging-db on port 5433"}
+{"kind":"span","stream":"g","turn":3,"role":"user","text":"I think the cache lives in src/cache.rs."}
+{"kind":"span","stream":"g","turn":4,"role":"assistant","text":"The report generator is written in Rust."}
+{"kind":"span","stream":"g","turn":5,"role":"user","text":"the nightly migration did not finish"}
+"#;
+
+/// A summary line over turns 1..5 of stream g with the given claims and extra fields.
+fn summary(claims: &str, extra: &str) -> String {
+    format!(
+        r#"{{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:5"],"evicts":[]{extra},"claims":[{claims}]}}"#
+    )
+}
+
+fn claim(text: &str, origin: &str, witnesses: &str) -> String {
+    format!(
+        r#"{{"text":"{text}","origin":"{origin}","witnesses":[{witnesses}],"actionable":true}}"#
+    )
+}
+
+fn run_with(gate: &Gatekeeper, lines: &str) -> (Ledger, Vec<LineResult>) {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let mut out = Vec::new();
+    for (i, line) in lines.lines().enumerate() {
+        match apply_line(&mut b, gate, i as u64 + 1, line.as_bytes()) {
+            Ok(Some(r)) => out.push(r),
+            Ok(None) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    b.commit().unwrap();
+    (ledger, out)
+}
+
+fn run(lines: &str) -> (Ledger, Vec<LineResult>) {
+    run_with(&Gatekeeper::default(), lines)
+}
+
+/// The gates named in the last line's verdict, and whether it was admitted.
+fn last(lines: &str) -> (Vec<String>, bool) {
+    let (_, out) = run(lines);
+    let o = out.last().unwrap().gate.as_ref().expect("a gated line");
+    (
+        o.findings.iter().map(|f| f.gate.clone()).collect(),
+        o.admitted,
+    )
+}
+
+fn fires(lines: &str, gate: &str, refuses: bool) {
+    let (found, admitted) = last(lines);
+    assert!(
+        found.iter().any(|g| g == gate),
+        "{gate} should fire: {found:?}"
+    );
+    assert_eq!(
+        admitted, !refuses,
+        "{gate}: admitted {admitted}, findings {found:?}"
+    );
+}
+
+fn passes(lines: &str, gate: &str) {
+    let (found, _) = last(lines);
+    assert!(
+        !found.iter().any(|g| g == gate),
+        "{gate} should not fire: {found:?}"
+    );
+}
+
+fn with(extra: &[String]) -> String {
+    let mut s = BASE.to_string();
+    for l in extra {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn a_clean_summary_is_admitted_with_verified_claims() {
+    let (ledger, out) = run(&with(&[summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    )]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(o.admitted && o.findings.is_empty(), "{:?}", o.findings);
+    assert_eq!(o.claims[0].status, Status::Verified);
+    assert_eq!(
+        ledger.snapshot().unwrap().head("g").unwrap(),
+        Some(out.last().unwrap().rid)
+    );
+}
+
+#[test]
+fn unanchored_claim() {
+    fires(
+        &with(&[summary(
+            &claim("the staging DB listens on port 5433", "user-said", ""),
+            "",
+        )]),
+        "unanchored-claim",
+        true,
+    );
+    passes(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5433",
+                "user-said",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "unanchored-claim",
+    );
+}
+
+#[test]
+fn laundered_claim_and_its_tag_until_regrounded() {
+    let first = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    let carried = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:4"],"evicts":[],"claims":["prior:0"]}"#;
+    let (_, out) = run(&with(&[first.clone(), carried.to_string()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(o.findings.iter().any(|f| f.gate == "laundered-claim"));
+    assert_eq!(o.claims[0].status, Status::Unverified);
+    // Near miss: the same claim carried by a summary whose window holds its witness.
+    let covered = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1"],"evicts":[],"claims":["prior:0"]}"#;
+    passes(
+        &with(&[first.clone(), covered.to_string()]),
+        "laundered-claim",
+    );
+    // Near miss: asking for re-grounding at the gate verifies it.
+    let reground = carried.replace(r#""evicts":[]"#, r#""evicts":[],"reground":true"#);
+    let (_, out) = run(&with(&[first, reground]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(
+        !o.findings.iter().any(|f| f.gate == "laundered-claim"),
+        "{:?}",
+        o.findings
+    );
+    assert_eq!(
+        (o.claims[0].status, o.regrounded.len()),
+        (Status::Verified, 1)
+    );
+}
+
+#[test]
+fn fabricated_claim() {
+    fires(
+        &with(&[summary(
+            &claim(
+                "the nightly migration did finish",
+                "user-said",
+                r#""turn:5""#,
+            ),
+            "",
+        )]),
+        "fabricated-claim",
+        true,
+    );
+    passes(
+        &with(&[summary(
+            &claim(
+                "the nightly migration did not finish",
+                "user-said",
+                r#""turn:5""#,
+            ),
+            "",
+        )]),
+        "fabricated-claim",
+    );
+}
+
+#[test]
+fn laundering_rate_with_budget_scaling() {
+    // Summary 1 holds ten actionable claims; summary 2 carries one of them (laundered) and
+    // states nine fresh ones: 1 of 10 = 0.10.
+    let fresh: Vec<String> = (0..10u8)
+        .map(|i| {
+            claim(
+                &format!(
+                    "the staging DB listens on port 5433 note {}",
+                    char::from(b'a' + i)
+                ),
+                "user-said",
+                r#""turn:1""#,
+            )
+        })
+        .collect();
+    let first = summary(&fresh.join(","), "");
+    let second = |budget: u32| {
+        let mut cs = vec!["\"prior:0\"".to_string()];
+        cs.extend((10..19u8).map(|i| {
+            claim(
+                &format!(
+                    "psql connected to staging-db on port 5433 note {}",
+                    char::from(b'a' + i)
+                ),
+                "tool-output",
+                r#""turn:2""#,
+            )
+        }));
+        format!(
+            r#"{{"kind":"summary","stream":"g","author":"self","budget":{budget},"covers":["turn:2"],"evicts":[],"claims":[{}]}}"#,
+            cs.join(",")
+        )
+    };
+    passes(&with(&[first.clone(), second(1000)]), "laundering-rate");
+    // Half the parent's budget halves the threshold to 0.075: 0.10 now refuses.
+    fires(
+        &with(&[first.clone(), second(500)]),
+        "laundering-rate",
+        true,
+    );
+    // A policy can raise the threshold.
+    let policy = Policy::from_toml("laundering_rate = 0.5", "test").unwrap();
+    let gate = Gatekeeper {
+        policy,
+        ..Gatekeeper::default()
+    };
+    let (_, out) = run_with(&gate, &with(&[first, second(500)]));
+    assert!(out.last().unwrap().gate.as_ref().unwrap().admitted);
+}
+
+#[test]
+fn identifier_drift() {
+    fires(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5434",
+                "user-said",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "identifier-drift",
+        true,
+    );
+    passes(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5433",
+                "user-said",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "identifier-drift",
+    );
+}
+
+#[test]
+fn hedge_stripped() {
+    fires(
+        &with(&[summary(
+            &claim(
+                "the cache lives in src/cache.rs",
+                "user-said",
+                r#""turn:3""#,
+            ),
+            "",
+        )]),
+        "hedge-stripped",
+        false,
+    );
+    passes(
+        &with(&[summary(
+            &claim("the cache lives in src/cache.rs", "hedged", r#""turn:3""#),
+            "",
+        )]),
+        "hedge-stripped",
+    );
+}
+
+#[test]
+fn origin_mismatch() {
+    fires(
+        &with(&[summary(
+            &claim(
+                "the report generator is written in Rust",
+                "user-said",
+                r#""turn:4""#,
+            ),
+            "",
+        )]),
+        "origin-mismatch",
+        false,
+    );
+    passes(
+        &with(&[summary(
+            &claim(
+                "the report generator is written in Rust",
+                "inferred",
+                r#""turn:4""#,
+            ),
+            "",
+        )]),
+        "origin-mismatch",
+    );
+}
+
+#[test]
+fn missing_origin_absent_or_unknown() {
+    let absent = r#"{"text":"the staging DB listens on port 5433","witnesses":["turn:1"]}"#;
+    fires(&with(&[summary(absent, "")]), "missing-origin", true);
+    fires(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5433",
+                "rumour",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "missing-origin",
+        true,
+    );
+    passes(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5433",
+                "inferred",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "missing-origin",
+    );
+}
+
+#[test]
+fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
+    let first = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1"],"evicts":[],"claims":[{"text":"the staging DB listens on port 5433","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}"#;
+    let judged = r#"{"kind":"judgement","stream":"g","claim":"prior:0","span":"turn:4","relation":"contradicts"}"#;
+    let evicting = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:4"],"evicts":["turn:4"],"claims":["prior:0"]}"#;
+    fires(
+        &with(&[first.into(), judged.into(), evicting.into()]),
+        "evicted-disconfirmer",
+        true,
+    );
+    // Near miss: the same summary keeps the disconfirmer in the window.
+    passes(
+        &with(&[
+            first.into(),
+            judged.into(),
+            evicting.replace(r#""evicts":["turn:4"]"#, r#""evicts":["turn:3"]"#),
+        ]),
+        "evicted-disconfirmer",
+    );
+    // A judgement on a claim it carries forward (a witness claim) counts too.
+    let derived = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:4"],"evicts":["turn:4"],"claims":[{"text":"connect to the staging DB on port 5433","origin":"inferred","witnesses":["prior:0","turn:1"]}]}"#;
+    fires(
+        &with(&[first.into(), judged.into(), derived.into()]),
+        "evicted-disconfirmer",
+        true,
+    );
+    // The scorer finds a failure report contradicting the claim.
+    let failing = r#"{"kind":"span","stream":"g","turn":6,"role":"tool","text":"psql: connection to staging-db port 5433 failed: Connection refused"}"#;
+    let pin = r#"{"kind":"pin","stream":"g","name":"failures","items":[{"class":"failed-attempt","text":"staging-db port 5433 connection refused","witness":"turn:6"}]}"#;
+    let evict6 = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:6"],"evicts":["turn:6"],"claims":[{"text":"the staging DB listens on port 5433","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}"#;
+    fires(
+        &with(&[failing.into(), pin.into(), evict6.into()]),
+        "evicted-disconfirmer",
+        true,
+    );
+}
+
+#[test]
+fn depth_exceeded_flags_and_a_separate_pass_resets() {
+    let first = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    let again = |author: &str, n: u32| {
+        format!(
+            r#"{{"kind":"summary","stream":"g","author":"{author}","budget":1000,"covers":["turn:1"],"evicts":[],"self_score":0.9{n},"claims":["prior:0"]}}"#
+        )
+    };
+    let three = with(&[first.clone(), again("self", 1), again("self", 2)]);
+    fires(&three, "depth-exceeded", false);
+    passes(
+        &with(&[first, again("separate", 1), again("self", 2)]),
+        "depth-exceeded",
+    );
+    let (ledger, _) = run(&three);
+    assert_eq!(
+        ledger
+            .snapshot()
+            .unwrap()
+            .deeper_than(cairn::record::Kind::Summary, 2)
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn unpinned_reference_names_the_items() {
+    let prohibition = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database."}"#;
+    let s = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    let (_, out) = run(&with(&[prohibition.into(), s.clone()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(!o.admitted);
+    let f = o
+        .findings
+        .iter()
+        .find(|f| f.gate == "unpinned-reference")
+        .unwrap();
+    assert!(f.detail.starts_with("cannot compact stream g: unpinned reference, 1 decision-relevant item (turn 12: prohibition 'Never run DROP TABLE"), "{}", f.detail);
+    let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE","witness":"turn:12"}]}"#;
+    passes(
+        &with(&[prohibition.into(), pin.into(), s]),
+        "unpinned-reference",
+    );
+}
+
+#[test]
+fn pin_loss_any_prohibition_or_low_fidelity() {
+    let prohibition = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database."}"#;
+    let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE on the orders database","witness":"turn:12"}]}"#;
+    let dropping = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:12"],"evicts":["turn:12"],"self_score":0.91,"claims":[{"text":"the staging DB listens on port 5433","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}"#;
+    let (_, out) = run(&with(&[prohibition.into(), pin.into(), dropping.into()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(
+        !o.admitted && o.findings.iter().any(|f| f.gate == "pin-loss"),
+        "{:?}",
+        o.findings
+    );
+    assert_eq!(
+        o.anchored_score,
+        Some(0.0),
+        "self score 0.91, anchored 0.0: the silent loss"
+    );
+    // Near miss: the same compaction keeps the prohibition as a claim.
+    let keeping = dropping.replace(r#""claims":["#, r#""claims":[{"text":"never run DROP TABLE on the orders database","origin":"user-said","witnesses":["turn:12"],"actionable":true},"#);
+    passes(
+        &with(&[prohibition.into(), pin.into(), keeping]),
+        "pin-loss",
+    );
+    // Near miss: it does not evict the span that states it.
+    passes(
+        &with(&[
+            prohibition.into(),
+            pin.into(),
+            dropping.replace(r#""evicts":["turn:12"]"#, r#""evicts":[]"#),
+        ]),
+        "pin-loss",
+    );
+}
+
+#[test]
+fn pin_conflict_is_an_error_and_the_first_pin_stays() {
+    let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE"}]}"#;
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let mut b = ledger.batch().unwrap();
+    let first = apply_line(&mut b, &gate, 1, pin.as_bytes())
+        .unwrap()
+        .unwrap();
+    assert!(
+        !apply_line(&mut b, &gate, 2, pin.as_bytes())
+            .unwrap()
+            .unwrap()
+            .new,
+        "near miss: the identical pin is a no-op"
+    );
+    let other = pin.replace("never run", "always run");
+    let e = apply_line(&mut b, &gate, 3, other.as_bytes()).unwrap_err();
+    let gate = "pin-conflict";
+    assert!(e.message.starts_with(&format!("{gate}:")), "{e}");
+    assert_eq!(b.pin("g", "c").unwrap(), Some(first.rid));
+}
+
+fn action(text: &str, irreversible: bool) -> String {
+    format!(
+        r#"{{"kind":"action","stream":"g","text":"{text}","irreversible":{irreversible},"relies_on":["prior:0"]}}"#
+    )
+}
+
+#[test]
+fn irreversible_unverified() {
+    let hedged = summary(
+        &claim("the cache lives in src/cache.rs", "hedged", r#""turn:3""#),
+        "",
+    );
+    fires(
+        &with(&[hedged.clone(), action("rm -rf src/cache.rs", true)]),
+        "irreversible-unverified",
+        true,
+    );
+    // Near miss: a reversible action on the same claim, and an irreversible one on a verified claim.
+    passes(
+        &with(&[hedged, action("open src/cache.rs", false)]),
+        "irreversible-unverified",
+    );
+    let verified = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    passes(
+        &with(&[verified, action("point the deploy at port 5433", true)]),
+        "irreversible-unverified",
+    );
+}
+
+#[test]
+fn prohibited_action() {
+    let prohibition = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database."}"#;
+    let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE on the orders database","witness":"turn:12"}]}"#;
+    let s = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    fires(
+        &with(&[
+            prohibition.into(),
+            pin.into(),
+            s.clone(),
+            action("DROP TABLE orders_old", true),
+        ]),
+        "prohibited-action",
+        true,
+    );
+    passes(
+        &with(&[
+            prohibition.into(),
+            pin.into(),
+            s,
+            action("ALTER TABLE orders_old SET TABLESPACE archive", true),
+        ]),
+        "prohibited-action",
+    );
+}
+
+#[test]
+fn every_gate_name_is_exercised_by_this_file() {
+    let me = include_str!("gates.rs");
+    for g in cairn::gate::names::ALL {
+        assert!(me.contains(&format!("\"{g}\"")), "{g} has no test here");
+    }
+}
+
+#[test]
+fn the_policy_hash_is_recorded_in_every_verdict() {
+    let s = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    );
+    let policy = Policy::from_toml("fidelity = 0.9\nmax_depth = 3", "test").unwrap();
+    let gate = Gatekeeper {
+        policy: policy.clone(),
+        ..Gatekeeper::default()
+    };
+    let (ledger, out) = run_with(&gate, &with(&[s]));
+    let v = out.last().unwrap().gate.as_ref().unwrap().verdict;
+    let Some(cairn::record::Record::Verdict(v)) = ledger.get(&v).unwrap() else {
+        panic!()
+    };
+    assert_eq!(v.policy, policy.hash("cairn-lexical-1"));
+    assert_ne!(v.policy, Policy::default().hash("cairn-lexical-1"));
+    for bad in [
+        "fidelity = 2",
+        "colour = 0.5",
+        "max_depth = -1",
+        "fidelity =",
+    ] {
+        assert!(Policy::from_toml(bad, "p.toml").is_err(), "{bad}");
+    }
+}
