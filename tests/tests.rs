@@ -6,4 +6,5 @@ mod gates;
 mod golden;
 mod ingest;
 mod store;
+mod stories;
 mod util;
