@@ -1,5 +1,6 @@
 //! One integration test binary; one file per topic, with a shared harness in `util.rs`.
 
+mod classifier;
 mod cli;
 mod codec;
 mod gates;

@@ -103,13 +103,27 @@ fn is_commitment(s: &str) -> bool {
             .any(|w| COMMITMENT_CUES.contains(&w.as_str()))
 }
 
+/// The line without path and file-name tokens, so `src/error.rs` reports no error.
+fn without_paths(line: &str) -> String {
+    line.split_whitespace()
+        .filter(|t| {
+            let t = t.trim_end_matches([':', ',', ';']);
+            let file = t
+                .rsplit_once('.')
+                .is_some_and(|(a, b)| !a.is_empty() && (1..=4).contains(&b.len()) && b.chars().all(|c| c.is_ascii_alphanumeric()) && b.chars().any(|c| c.is_ascii_alphabetic()));
+            !t.contains('/') && !file
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn failure_line(role: Role, text: &str) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut found = None;
     for line in lines {
         let hit = match role {
             Role::Tool => {
-                let w = words(line);
+                let w = words(&without_paths(line));
                 // "0 failed", "errors: 0" and "no errors" report success.
                 let zero = |i: usize| {
                     (i > 0 && (w[i - 1] == "0" || w[i - 1] == "no"))
