@@ -19,8 +19,16 @@ fn classifier_misses_and_false_alarms_on_the_labelled_set() {
             text: v["text"].as_str().unwrap().into(),
         };
         spans += 1;
-        let found: Vec<&str> = classify(Rid([0; 32]), &span).iter().map(|i| i.class.name()).collect();
-        let want: Vec<&str> = v["expect"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+        let found: Vec<&str> = classify(Rid([0; 32]), &span)
+            .iter()
+            .map(|i| i.class.name())
+            .collect();
+        let want: Vec<&str> = v["expect"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
         expected += want.len();
         for w in &want {
             if !found.contains(w) {
@@ -33,7 +41,11 @@ fn classifier_misses_and_false_alarms_on_the_labelled_set() {
             }
         }
     }
-    println!("classifier: {spans} spans, {expected} labelled items, {} misses, {} false alarms", misses.len(), alarms.len());
+    println!(
+        "classifier: {spans} spans, {expected} labelled items, {} misses, {} false alarms",
+        misses.len(),
+        alarms.len()
+    );
     for m in &misses {
         println!("  miss  {m}");
     }

@@ -330,9 +330,15 @@ fn gates_exits_0_on_a_clean_ledger_and_1_with_findings() {
     ingest_ok(&t, LIBFOO);
     let o = t.cairn(&["gates", "--json"], None);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
-    assert_eq!(serde_json::from_slice::<Value>(&o.stdout).unwrap()["count"], 0);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()["count"],
+        0
+    );
     // A claim with no witness, ingested on its own (not through a summary gate).
-    let f = t.file("u.jsonl", br#"{"kind":"claim","stream":"s1","text":"the build is green","origin":"inferred"}"#);
+    let f = t.file(
+        "u.jsonl",
+        br#"{"kind":"claim","stream":"s1","text":"the build is green","origin":"inferred"}"#,
+    );
     assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
     let o = t.cairn(&["gates", "--json", "--stream", "s1"], None);
     assert_eq!(code(&o), 1);
@@ -353,7 +359,11 @@ fn reground_verifies_a_claim_from_its_evicted_raw_spans() {
     assert_eq!(v["regrounded"], true);
     // A claim its ancestors do not entail stays as it was, and the command exits 1.
     let f = t.file("x.jsonl", br#"{"kind":"claim","stream":"s1","text":"libfoo moved to 3.0.0","origin":"inferred","witnesses":["turn:212"]}"#);
-    let r: Value = serde_json::from_slice(&t.cairn(&["ingest", "--json", f.to_str().unwrap()], None).stdout).unwrap();
+    let r: Value = serde_json::from_slice(
+        &t.cairn(&["ingest", "--json", f.to_str().unwrap()], None)
+            .stdout,
+    )
+    .unwrap();
     let o = t.cairn(&["reground", r["rid"].as_str().unwrap()], None);
     assert_eq!(code(&o), 1, "{}", stdout(&o));
     assert!(stdout(&o).contains("3.0.0"), "{}", stdout(&o));
@@ -369,8 +379,15 @@ fn score_reads_claims_and_sources() {
 "#;
     let o = t.cairn(&["score"], Some(input));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let v: Vec<Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(v[0]["contradiction"].as_f64().unwrap() >= 0.6, "2.3.1 against 2.4.0: {}", v[0]);
+    let v: Vec<Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        v[0]["contradiction"].as_f64().unwrap() >= 0.6,
+        "2.3.1 against 2.4.0: {}",
+        v[0]
+    );
     assert!(v[1]["entailment"].as_f64().unwrap() > v[0]["entailment"].as_f64().unwrap());
     let o = t.cairn(&["score"], Some(b"{\"claim\":1}\n"));
     assert_eq!(code(&o), 2);
@@ -381,16 +398,34 @@ fn score_reads_claims_and_sources() {
 fn an_external_scorer_answers_times_out_or_dies_with_a_clear_error() {
     let t = Tmp::new();
     let input = b"{\"claim\":\"a\",\"source\":\"b\"}\n";
-    let ok = r#"while read l; do echo '{"entailment":0.9,"contradiction":0.05,"similarity":0.8}'; done"#;
+    let ok =
+        r#"while read l; do echo '{"entailment":0.9,"contradiction":0.05,"similarity":0.8}'; done"#;
     let o = t.cairn(&["score", "--scorer-cmd", ok], Some(input));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("\"entailment\":0.9"), "{}", stdout(&o));
-    let o = t.cairn(&["score", "--scorer-cmd", "sleep 5", "--scorer-timeout-ms", "300"], Some(input));
+    let o = t.cairn(
+        &[
+            "score",
+            "--scorer-cmd",
+            "sleep 5",
+            "--scorer-timeout-ms",
+            "300",
+        ],
+        Some(input),
+    );
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("no answer within 300 ms"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no answer within 300 ms"),
+        "{}",
+        stderr(&o)
+    );
     let o = t.cairn(&["score", "--scorer-cmd", "exit 3"], Some(input));
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("scorer external:exit 3 failed"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("scorer external:exit 3 failed"),
+        "{}",
+        stderr(&o)
+    );
     let o = t.cairn(&["score", "--scorer-cmd", "echo nonsense"], Some(input));
     assert!(stderr(&o).contains("not JSON"), "{}", stderr(&o));
 }
@@ -400,10 +435,22 @@ fn a_policy_file_changes_thresholds_and_bad_ones_are_refused() {
     let t = Tmp::new();
     let good = t.file("p.toml", b"laundering_rate = 0.5\nmax_depth = 4\n");
     let f = t.file("in.jsonl", LIBFOO.as_bytes());
-    let o = t.cairn(&["--policy", good.to_str().unwrap(), "ingest", f.to_str().unwrap()], None);
+    let o = t.cairn(
+        &[
+            "--policy",
+            good.to_str().unwrap(),
+            "ingest",
+            f.to_str().unwrap(),
+        ],
+        None,
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let bad = t.file("bad.toml", b"fidelity = 1.5\n");
     let o = t.cairn(&["--policy", bad.to_str().unwrap(), "gates"], None);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("`fidelity` must be a number from 0 to 1"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`fidelity` must be a number from 0 to 1"),
+        "{}",
+        stderr(&o)
+    );
 }

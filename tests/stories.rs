@@ -6,39 +6,62 @@ use serde_json::Value;
 fn ingest(t: &Tmp, name: &str, lines: &str) -> (i32, Vec<Value>, String) {
     let f = t.file(name, lines.as_bytes());
     let o = t.cairn(&["ingest", "--json", f.to_str().unwrap()], None);
-    let out = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     (code(&o), out, stderr(&o))
 }
 
 fn gates(v: &Value) -> Vec<String> {
-    v["findings"].as_array().unwrap().iter().map(|f| f["gate"].as_str().unwrap().to_string()).collect()
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["gate"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// Seed 000: "libfoo was upgraded to 2.4.0" where the user said "still on 2.3.1, do not bump".
 #[test]
 fn libfoo_upgraded_to_2_4_0_is_refused() {
     let t = Tmp::new();
-    let (c, _, e) = ingest(&t, "a.jsonl", r#"{"kind":"span","stream":"s1","turn":160,"role":"user","text":"Refactor the request layer; keep the public API."}
+    let (c, _, e) = ingest(
+        &t,
+        "a.jsonl",
+        r#"{"kind":"span","stream":"s1","turn":160,"role":"user","text":"Refactor the request layer; keep the public API."}
 {"kind":"span","stream":"s1","turn":212,"role":"user","text":"we are still on libfoo 2.3.1, do not bump."}
 {"kind":"span","stream":"s1","turn":230,"role":"tool","name":"cargo","text":"test result: ok. 148 passed; 0 failed"}
 {"kind":"pin","stream":"s1","name":"constraints","items":[{"class":"prohibition","text":"do not bump libfoo","witness":"turn:212"},{"class":"commitment","text":"libfoo stays at 2.3.1","witness":"turn:212"}]}
 {"kind":"summary","stream":"s1","author":"self","budget":4000,"covers":["turn:160..turn:230"],"evicts":["turn:160..turn:212"],"self_score":0.91,"claims":[{"text":"libfoo stays pinned at 2.3.1","origin":"user-said","witnesses":["turn:212"],"actionable":true}]}
-"#);
+"#,
+    );
     assert_eq!(c, 0, "the faithful compaction is admitted: {e}");
-    let (c, out, _) = ingest(&t, "b.jsonl", r#"{"kind":"span","stream":"s1","turn":241,"role":"user","text":"Now add request timeouts."}
+    let (c, out, _) = ingest(
+        &t,
+        "b.jsonl",
+        r#"{"kind":"span","stream":"s1","turn":241,"role":"user","text":"Now add request timeouts."}
 {"kind":"summary","stream":"s1","author":"self","budget":2000,"covers":["turn:241"],"evicts":[],"self_score":0.93,"claims":[{"text":"dependency libfoo was upgraded to 2.4.0 during the refactor","origin":"inferred","witnesses":["prior:0"],"actionable":true}]}
 {"kind":"action","stream":"s1","text":"pip install libfoo==2.4.0","irreversible":true,"relies_on":["prior:0"]}
-"#);
+"#,
+    );
     assert_eq!(c, 1, "a refusal exits 1");
     let summary = &out[1];
     assert_eq!(summary["verdict"], "refused");
     let g = gates(summary);
-    assert!(g.contains(&"identifier-drift".to_string()) && g.contains(&"laundering-rate".to_string()), "{g:?}");
+    assert!(
+        g.contains(&"identifier-drift".to_string()) && g.contains(&"laundering-rate".to_string()),
+        "{g:?}"
+    );
     assert_eq!(summary["claims"][0]["status"], "unverified");
     // The refused summary did not become the head: prior:0 is still the faithful claim, and
     // the upgrade it would justify is refused by the pinned prohibition.
     assert_eq!(out[2]["verdict"], "refused");
-    assert!(gates(&out[2]).contains(&"prohibited-action".to_string()), "{:?}", gates(&out[2]));
+    assert!(
+        gates(&out[2]).contains(&"prohibited-action".to_string()),
+        "{:?}",
+        gates(&out[2])
+    );
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
     assert_eq!(stats["streams"][0]["summaries"], 1);
 }
@@ -48,7 +71,10 @@ fn libfoo_upgraded_to_2_4_0_is_refused() {
 #[test]
 fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused() {
     let t = Tmp::new();
-    let (c, out, e) = ingest(&t, "a.jsonl", r#"{"kind":"span","stream":"db","turn":1,"role":"user","text":"I think the staging DB is on port 5433."}
+    let (c, out, e) = ingest(
+        &t,
+        "a.jsonl",
+        r#"{"kind":"span","stream":"db","turn":1,"role":"user","text":"I think the staging DB is on port 5433."}
 {"kind":"span","stream":"db","turn":2,"role":"tool","name":"psql","text":"psql: error: connection to server at \"staging-db\", port 5433 failed: Connection refused"}
 {"kind":"pin","stream":"db","name":"reference","items":[{"class":"failed-attempt","text":"psql to staging-db port 5433 failed: Connection refused","witness":"turn:2"}]}
 {"kind":"summary","stream":"db","author":"self","budget":1000,"covers":["turn:1..turn:2"],"evicts":["turn:1"],"claims":[{"text":"staging DB port is 5433","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}
@@ -56,14 +82,29 @@ fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused() {
 {"kind":"span","stream":"db","turn":3,"role":"assistant","text":"Connecting on the usual port."}
 {"kind":"summary","stream":"db","author":"self","budget":1000,"covers":["turn:3"],"evicts":["turn:2","turn:3"],"claims":["prior:0"]}
 {"kind":"action","stream":"db","text":"hard-code port 5433 in deploy/staging.env","irreversible":true,"relies_on":["prior:0"]}
-"#);
+"#,
+    );
     assert_eq!(c, 1, "{e}");
     assert_eq!(out[3]["verdict"], "admitted");
-    assert!(gates(&out[3]).contains(&"hedge-stripped".to_string()), "the stripped hedge is found: {:?}", gates(&out[3]));
-    assert_eq!(out[3]["claims"][0]["status"], "unverified", "a stripped hedge is not a verified fact");
+    assert!(
+        gates(&out[3]).contains(&"hedge-stripped".to_string()),
+        "the stripped hedge is found: {:?}",
+        gates(&out[3])
+    );
+    assert_eq!(
+        out[3]["claims"][0]["status"], "unverified",
+        "a stripped hedge is not a verified fact"
+    );
     assert_eq!(out[6]["verdict"], "refused");
-    assert!(gates(&out[6]).contains(&"evicted-disconfirmer".to_string()), "{:?}", gates(&out[6]));
-    assert_eq!(out[7]["verdict"], "refused", "the guess cannot drive an irreversible action");
+    assert!(
+        gates(&out[6]).contains(&"evicted-disconfirmer".to_string()),
+        "{:?}",
+        gates(&out[6])
+    );
+    assert_eq!(
+        out[7]["verdict"], "refused",
+        "the guess cannot drive an irreversible action"
+    );
     assert!(gates(&out[7]).contains(&"irreversible-unverified".to_string()));
 }
 
@@ -91,7 +132,11 @@ fn drop_table_unpinned_then_pin_loss_then_action_refused() {
     let keep = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.89,"claims":[{"text":"never run DROP TABLE on the orders database","origin":"user-said","witnesses":["turn:12"],"actionable":true},{"text":"orders_old is being archived","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
 "#;
     let (c, out, e) = ingest(&t, "b.jsonl", keep);
-    assert_eq!((c, out[0]["verdict"].as_str()), (0, Some("admitted")), "{e}");
+    assert_eq!(
+        (c, out[0]["verdict"].as_str()),
+        (0, Some("admitted")),
+        "{e}"
+    );
 
     // The third compaction drops the prohibition and evicts its span: pin loss, whatever the
     // self score.
@@ -102,7 +147,11 @@ fn drop_table_unpinned_then_pin_loss_then_action_refused() {
     let (c, out, _) = ingest(&t, "c.jsonl", lose);
     assert_eq!(c, 1);
     assert_eq!(out[1]["verdict"], "refused");
-    assert!(gates(&out[1]).contains(&"pin-loss".to_string()), "{:?}", gates(&out[1]));
+    assert!(
+        gates(&out[1]).contains(&"pin-loss".to_string()),
+        "{:?}",
+        gates(&out[1])
+    );
     assert_eq!(out[1]["anchored_score"], 0.0);
     assert_eq!(out[2]["verdict"], "refused");
     assert!(gates(&out[2]).contains(&"prohibited-action".to_string()));

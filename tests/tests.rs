@@ -6,6 +6,7 @@ mod codec;
 mod gates;
 mod golden;
 mod ingest;
+mod model;
 mod store;
 mod stories;
 mod util;

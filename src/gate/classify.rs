@@ -108,9 +108,12 @@ fn without_paths(line: &str) -> String {
     line.split_whitespace()
         .filter(|t| {
             let t = t.trim_end_matches([':', ',', ';']);
-            let file = t
-                .rsplit_once('.')
-                .is_some_and(|(a, b)| !a.is_empty() && (1..=4).contains(&b.len()) && b.chars().all(|c| c.is_ascii_alphanumeric()) && b.chars().any(|c| c.is_ascii_alphabetic()));
+            let file = t.rsplit_once('.').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && (1..=4).contains(&b.len())
+                    && b.chars().all(|c| c.is_ascii_alphanumeric())
+                    && b.chars().any(|c| c.is_ascii_alphabetic())
+            });
             !t.contains('/') && !file
         })
         .collect::<Vec<_>>()
