@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 #[derive(Debug, Clone)]
 enum Op {
     Span(u8),
-    Claim(Vec<usize>, bool),
+    Claim(Vec<usize>),
     Summary(Vec<usize>, Vec<usize>, bool),
     Contradict(usize, usize),
 }
@@ -18,7 +18,7 @@ fn op() -> impl Strategy<Value = Op> {
     let picks = || prop::collection::vec(any::<usize>(), 0..4);
     prop_oneof![
         3 => (0..3u8).prop_map(Op::Span),
-        3 => (picks(), any::<bool>()).prop_map(|(w, none)| Op::Claim(if none { vec![] } else { w }, none)),
+        3 => (picks(), any::<bool>()).prop_map(|(w, none)| Op::Claim(if none { vec![] } else { w })),
         2 => (picks(), picks(), any::<bool>()).prop_map(|(c, e, sep)| Op::Summary(c, e, sep)),
         1 => (any::<usize>(), any::<usize>()).prop_map(|(c, s)| Op::Contradict(c, s)),
     ]
@@ -106,7 +106,7 @@ proptest! {
                     let role = [Role::User, Role::Tool, Role::Assistant][*role as usize];
                     b.append(Span { stream: "m".into(), turn, role, tool: None, text: format!("fact number {turn} holds") }).unwrap();
                 }
-                Op::Claim(w, _) => {
+                Op::Claim(w) => {
                     let pool: Vec<Rid> = of(Kind::Span).into_iter().chain(of(Kind::Claim)).collect();
                     let witnesses = w.iter().filter_map(|i| pick(&pool, *i)).collect();
                     let text = format!("claim {}", snapshot.len());

@@ -152,6 +152,36 @@ pub(crate) struct View<'a, R: Read> {
     pub read: &'a R,
     spans: HashMap<Rid, Option<Span>>,
     claims: HashMap<Rid, Option<Claim>>,
+    vocab: HashMap<Rid, Vocab>,
+}
+
+/// The word prefixes of a text, for the candidate prefilter.
+pub(crate) struct Vocab {
+    prefixes: crate::score::text::WordSet,
+}
+
+impl Vocab {
+    pub fn of(text: &str) -> Vocab {
+        Vocab {
+            prefixes: content(text)
+                .iter()
+                .map(|w| w.chars().take(5).collect())
+                .collect(),
+        }
+    }
+
+    /// The share of this text's prefixes found in the other; 1 for a text with no words.
+    pub fn overlap(&self, other: &Vocab) -> f64 {
+        if self.prefixes.is_empty() {
+            return 1.0;
+        }
+        let hits = self
+            .prefixes
+            .iter()
+            .filter(|p| other.prefixes.contains(*p))
+            .count();
+        hits as f64 / self.prefixes.len() as f64
+    }
 }
 
 impl<'a, R: Read> View<'a, R> {
@@ -160,7 +190,17 @@ impl<'a, R: Read> View<'a, R> {
             read,
             spans: HashMap::new(),
             claims: HashMap::new(),
+            vocab: HashMap::new(),
         }
+    }
+
+    /// Whether a span can bear on a claim: at least `share` of the claim's words (by their
+    /// first five letters) are in it. With the built-in scorer a span below the raw-entailment
+    /// threshold in this share can neither entail the claim, nor look similar enough to
+    /// fabricate it, nor contradict it (SPEC.md 5.3), so the gates skip it.
+    pub fn related(&mut self, claim: &Vocab, span: Rid, text: &str, share: f64) -> bool {
+        let v = self.vocab.entry(span).or_insert_with(|| Vocab::of(text));
+        claim.overlap(v) >= share
     }
 
     pub fn span(&mut self, rid: Rid) -> Result<Option<Span>> {
@@ -276,6 +316,17 @@ impl Gatekeeper {
         self.scorer
             .score(claim, source)
             .map_err(|e| ErrorKind::Score(e.to_string()).into())
+    }
+
+    /// The share of a claim's words a span must hold to be scored against it: low enough
+    /// that no span the built-in scorer would let entail, resemble or contradict the claim is
+    /// skipped.
+    fn prefilter_share(&self) -> f64 {
+        let similar = (self.policy.fabrication_similarity - 0.2) / 0.8;
+        self.policy
+            .raw_entailment
+            .min(similar)
+            .clamp(0.0, crate::score::TOPIC)
     }
 
     fn best(&self, claim: &str, spans: &[(Rid, Span)]) -> Result<(f64, f64, Option<usize>)> {
@@ -585,6 +636,12 @@ impl Gatekeeper {
                 raw.push(a.clone());
             }
         }
+        let vocab = Vocab::of(&claim.text);
+        let share = self.prefilter_share();
+        let raw: Vec<(Rid, Span)> = raw
+            .into_iter()
+            .filter(|(r, sp)| view.related(&vocab, *r, &sp.text, share))
+            .collect();
         let (ent, sim, at) = self.best(&claim.text, &raw)?;
         let fabricated = anchored
             && !regrounded
@@ -628,6 +685,9 @@ impl Gatekeeper {
                 continue;
             }
             if let Some(span) = view.span(*sp)? {
+                if !view.related(&vocab, *sp, &span.text, share) {
+                    continue;
+                }
                 if self.score(&claim.text, &span.text)?.contradiction >= self.policy.contradiction {
                     disconfirmers.insert((*sp, "the scorer"));
                 }
@@ -688,27 +748,36 @@ impl Gatekeeper {
             let (spans, _) = view.ancestry(*c)?;
             ancestors.push((*c, spans.into_iter().map(|(r, _)| r).collect()));
         }
+        let window_set: HashSet<Rid> = window.iter().copied().collect();
+        let claim_vocab: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
+        let share = self.prefilter_share();
         let mut lost = Vec::new();
         for (pin_name, item) in &pins {
-            let mut kept = item.witness.is_some_and(|w| window.contains(&w));
-            for ((_, claim), (_, anc)) in claims.iter().zip(&ancestors) {
+            let mut kept = item.witness.is_some_and(|w| window_set.contains(&w));
+            let item_vocab = Vocab::of(&item.text);
+            for (((_, claim), (_, anc)), cv) in claims.iter().zip(&ancestors).zip(&claim_vocab) {
                 if kept {
                     break;
                 }
-                let sc = self.score(&item.text, &claim.text)?;
-                let cites = item.witness.is_some_and(|w| anc.contains(&w));
-                kept = sc.entailment >= self.policy.raw_entailment
-                    || (cites
-                        && self.score(&claim.text, &item.text)?.contradiction
-                            < self.policy.contradiction);
+                if item.witness.is_some_and(|w| anc.contains(&w)) {
+                    // The claim derives from the span the item was pinned from: it keeps the
+                    // item unless it contradicts it.
+                    kept = self.score(&claim.text, &item.text)?.contradiction
+                        < self.policy.contradiction;
+                } else if item_vocab.overlap(cv) >= share {
+                    kept = self.score(&item.text, &claim.text)?.entailment
+                        >= self.policy.raw_entailment;
+                }
             }
             for w in &window {
                 if kept {
                     break;
                 }
                 if let Some(sp) = view.span(*w)? {
-                    kept =
-                        self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment;
+                    if view.related(&item_vocab, *w, &sp.text, share) {
+                        kept = self.score(&item.text, &sp.text)?.entailment
+                            >= self.policy.raw_entailment;
+                    }
                 }
             }
             if !kept {

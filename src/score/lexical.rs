@@ -10,23 +10,150 @@
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
+use super::text::Ident;
+use super::text::WordSet;
 use super::text::{
     antonym_clash, content, has_any, identifiers, is_hedged, is_negated, negated_scope, sentences,
-    words, IdKind, FAILURES,
+    stem_set, words, IdKind, FAILURES,
 };
 use super::{ScoreError, Scorer, Scores};
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+type TextMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<super::text::Fnv>>;
+use std::rc::Rc;
+
+/// Words after which a number names a slot holding one value, so that two different numbers
+/// there conflict (port 5432 against port 5433).
+const SLOTS: &[&str] = &[
+    "port", "version", "v", "release", "budget", "limit", "timeout", "deadline", "max", "maximum",
+    "min", "minimum", "size", "cap", "quota", "retries", "workers", "threads", "pid", "code",
+    "status", "exit", "python", "node", "rust", "go", "java",
+];
 
 const NAME_POW: f64 = 2.0;
+
+/// The least coverage at which a window is about the claim's topic: below it, no negation,
+/// antonym, failure or version difference counts as a contradiction.
+pub const TOPIC: f64 = 0.3;
 
 /// The built-in scorer, id `cairn-lexical-1`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
 struct Window {
+    stems: WordSet,
+    content: WordSet,
+    ids: Vec<Ident>,
+    hedged: bool,
+    negated: bool,
+    scope: Vec<String>,
+    failure: bool,
+}
+
+impl Window {
+    fn new(text: &str) -> Window {
+        let words = words(text);
+        Window {
+            content: content(text).into_iter().collect(),
+            ids: identifiers(text),
+            hedged: is_hedged(text),
+            negated: is_negated(&words),
+            scope: negated_scope(&words),
+            failure: has_any(&words, FAILURES),
+            stems: stem_set(&words),
+        }
+    }
+}
+
+/// A source analysed once: its windows and its vocabulary.
+struct Source {
     text: String,
-    words: Vec<String>,
-    content: HashSet<String>,
+    wins: Vec<Window>,
+    all: WordSet,
+    all_words: WordSet,
+}
+
+/// One claim sentence analysed once.
+struct ClaimPart {
+    content: Vec<String>,
+    stems: WordSet,
+    ids: Vec<Ident>,
+    names: Vec<String>,
+    hedged: bool,
+    negated: bool,
+    scope: Vec<String>,
+    failure: bool,
+}
+
+impl ClaimPart {
+    fn new(claim: &str) -> ClaimPart {
+        let words = words(claim);
+        // Names: capitalised words after the first, which edits swap for other names.
+        let names = claim
+            .split_whitespace()
+            .skip(1)
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .flat_map(super::text::words)
+            .collect();
+        ClaimPart {
+            content: content(claim),
+            ids: identifiers(claim),
+            names,
+            hedged: is_hedged(claim),
+            negated: is_negated(&words),
+            scope: negated_scope(&words),
+            failure: has_any(&words, FAILURES),
+            stems: stem_set(&words),
+        }
+    }
+}
+
+const CACHE_LIMIT: usize = 4096;
+
+thread_local! {
+    static SOURCES: RefCell<TextMap<Rc<Source>>> = RefCell::new(TextMap::default());
+    static CLAIMS: RefCell<TextMap<Rc<Vec<ClaimPart>>>> = RefCell::new(TextMap::default());
+}
+
+/// Analyses are pure functions of the text, so a cache cannot change a score; it only saves
+/// re-reading the same span for each of a summary's claims.
+fn cached<T>(
+    cache: &'static std::thread::LocalKey<RefCell<TextMap<Rc<T>>>>,
+    key: &str,
+    make: impl FnOnce() -> T,
+) -> Rc<T> {
+    cache.with(|c| {
+        if let Some(hit) = c.borrow().get(key) {
+            return hit.clone();
+        }
+        let value = Rc::new(make());
+        let mut map = c.borrow_mut();
+        if map.len() >= CACHE_LIMIT {
+            map.clear();
+        }
+        map.insert(key.to_string(), value.clone());
+        value
+    })
+}
+
+fn analysed(text: &str) -> Rc<Source> {
+    cached(&SOURCES, text, || Source {
+        text: text.to_string(),
+        wins: windows(text),
+        all: content(text).into_iter().collect(),
+        all_words: words(text).into_iter().collect(),
+    })
+}
+
+fn claim_parts(text: &str) -> Rc<Vec<ClaimPart>> {
+    cached(&CLAIMS, text, || {
+        let mut parts = sentences(text);
+        if parts.is_empty() {
+            parts.push(text);
+        }
+        parts.into_iter().map(ClaimPart::new).collect()
+    })
 }
 
 fn windows(source: &str) -> Vec<Window> {
@@ -37,25 +164,16 @@ fn windows(source: &str) -> Vec<Window> {
             if i + n > sents.len() {
                 break;
             }
-            let text = sents[i..i + n].join(" ");
-            out.push(Window {
-                words: words(&text),
-                content: content(&text).into_iter().collect(),
-                text,
-            });
+            out.push(Window::new(&sents[i..i + n].join(" ")));
         }
     }
     if out.is_empty() {
-        out.push(Window {
-            text: String::new(),
-            words: Vec::new(),
-            content: HashSet::new(),
-        });
+        out.push(Window::new(""));
     }
     out
 }
 
-fn fuzzy(a: &str, set: &HashSet<String>) -> bool {
+fn fuzzy(a: &str, set: &WordSet) -> bool {
     set.contains(a)
         || (a.len() >= 5
             && set
@@ -64,15 +182,9 @@ fn fuzzy(a: &str, set: &HashSet<String>) -> bool {
 }
 
 /// One claim sentence against the source.
-fn sentence_scores(
-    claim: &str,
-    wins: &[Window],
-    all: &HashSet<String>,
-    all_words: &HashSet<String>,
-    source: &str,
-) -> Scores {
-    let c: Vec<String> = content(claim);
-    let cw = words(claim);
+fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
+    let (wins, all, all_words, source) = (&src.wins, &src.all, &src.all_words, src.text.as_str());
+    let c = &part.content;
     if c.is_empty() {
         return Scores {
             entailment: 1.0,
@@ -91,12 +203,12 @@ fn sentence_scores(
     let precision = c.iter().filter(|t| all.contains(*t)).count() as f64 / n;
     let fuzzy_cov = c.iter().filter(|t| fuzzy(t, &best.content)).count() as f64 / n;
 
-    let ids = identifiers(claim);
-    let win_ids = identifiers(&best.text);
+    let ids = &part.ids;
+    let win_ids = &best.ids;
     let mut id_found = 0.0;
     let mut conflict = false;
     let mut same_kind = 0.0;
-    for id in &ids {
+    for id in ids {
         if source.contains(&id.text) {
             id_found += 1.0;
             same_kind += 1.0;
@@ -109,9 +221,14 @@ fn sentence_scores(
         if !rivals.is_empty() {
             same_kind += 1.0;
         }
-        conflict |= rivals
-            .iter()
-            .any(|w| id.kind == IdKind::Version || (w.before.is_some() && w.before == id.before));
+        // Versions of the same thing conflict; other numbers only in a slot that holds one
+        // value (a port, a limit), after the same word.
+        conflict |= rivals.iter().any(|w| {
+            (id.kind == IdKind::Version && cov >= TOPIC)
+                || (w.before.is_some()
+                    && w.before == id.before
+                    && w.before.as_deref().is_some_and(|b| SLOTS.contains(&b)))
+        });
     }
     let id_precision = if ids.is_empty() {
         1.0
@@ -119,13 +236,7 @@ fn sentence_scores(
         id_found / ids.len() as f64
     };
 
-    // Names: capitalised words after the first, which edits swap for other names.
-    let names: Vec<String> = claim
-        .split_whitespace()
-        .skip(1)
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .flat_map(words)
-        .collect();
+    let names = &part.names;
     let name_precision = if names.is_empty() {
         1.0
     } else {
@@ -133,24 +244,24 @@ fn sentence_scores(
     };
 
     // A negation counts only where it denies something the other side asserts.
-    let claim_set: HashSet<&String> = c.iter().collect();
+    let claim_set: WordSet = c.iter().cloned().collect();
     let denies = |scope: Vec<String>, other: &dyn Fn(&String) -> bool| scope.iter().any(other);
     let neg_mismatch = cov >= 0.4
-        && ((is_negated(&best.words)
-            && !is_negated(&cw)
-            && denies(negated_scope(&best.words), &|w| claim_set.contains(w)))
-            || (is_negated(&cw)
-                && !is_negated(&best.words)
-                && denies(negated_scope(&cw), &|w| best.content.contains(w))));
-    let antonym = antonym_clash(&cw, &best.words);
-    let failure = has_any(&best.words, FAILURES) && !has_any(&cw, FAILURES) && cov >= 0.4;
-    let hedge_gap = is_hedged(&best.text) && !is_hedged(claim);
+        && ((best.negated
+            && !part.negated
+            && denies(best.scope.clone(), &|w| claim_set.contains(w)))
+            || (part.negated
+                && !best.negated
+                && denies(part.scope.clone(), &|w| best.content.contains(w))));
+    let antonym = cov >= TOPIC && antonym_clash(&part.stems, &best.stems);
+    let failure = best.failure && !part.failure && cov >= 0.4;
+    let hedge_gap = best.hedged && !part.hedged;
 
     let mut entailment =
         (0.6 * cov + 0.4 * precision) * id_precision.powf(1.5) * name_precision.powf(NAME_POW);
     if neg_mismatch {
         entailment *= 0.25;
-    } else if cov >= 0.4 && is_negated(&cw) != is_negated(&best.words) {
+    } else if cov >= 0.4 && part.negated != best.negated {
         entailment *= 0.7;
     }
     if antonym {
@@ -194,16 +305,10 @@ impl Scorer for Lexical {
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
-        let wins = windows(source);
-        let all: HashSet<String> = content(source).into_iter().collect();
-        let all_words: HashSet<String> = words(source).into_iter().collect();
-        let mut parts = sentences(claim);
-        if parts.is_empty() {
-            parts.push(claim);
-        }
-        let per: Vec<Scores> = parts
+        let src = analysed(source);
+        let per: Vec<Scores> = claim_parts(claim)
             .iter()
-            .map(|s| sentence_scores(s, &wins, &all, &all_words, source))
+            .map(|p| sentence_scores(p, &src))
             .collect();
         let min_e = per.iter().map(|s| s.entailment).fold(1.0, f64::min);
         let mean_e = per.iter().map(|s| s.entailment).sum::<f64>() / per.len() as f64;

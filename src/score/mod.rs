@@ -9,7 +9,7 @@ mod lexical;
 pub mod text;
 
 pub use external::External;
-pub use lexical::Lexical;
+pub use lexical::{Lexical, TOPIC};
 
 /// What a scorer found for one claim against one source.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,32 @@
 //! Text analysis shared by the lexical scorer, the classifier and the gates: tokens,
 //! identifiers, sentences, and the word lists behind negation, hedges and failures.
 
+/// FNV-1a: the word sets hash short strings many times per gate run, where SipHash's
+/// flood resistance buys nothing (the keys are the ledger's own words, not a server's input).
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A set of words hashed with [`Fnv`].
+pub type WordSet = std::collections::HashSet<String, std::hash::BuildHasherDefault<Fnv>>;
+
 /// Words that carry no content for coverage.
 const STOP: &[&str] = &[
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
@@ -321,13 +347,21 @@ pub fn negated_scope(words: &[String]) -> Vec<String> {
     out
 }
 
-/// Whether some word of `a` has an antonym in `b` that `a` itself lacks.
-pub fn antonym_clash(a: &[String], b: &[String]) -> bool {
-    let sa: Vec<String> = a.iter().map(|w| stem(w)).collect();
-    let sb: Vec<String> = b.iter().map(|w| stem(w)).collect();
-    ANTONYMS.iter().any(|(x, y)| {
-        let (x, y) = (stem(x), stem(y));
-        (sa.contains(&x) && sb.contains(&y) && !sb.contains(&x))
-            || (sa.contains(&y) && sb.contains(&x) && !sb.contains(&y))
+/// The stemmed antonym pairs, computed once.
+fn antonym_stems() -> &'static [(String, String)] {
+    static PAIRS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    PAIRS.get_or_init(|| ANTONYMS.iter().map(|(x, y)| (stem(x), stem(y))).collect())
+}
+
+/// The stems of a word list, for [`antonym_clash`].
+pub fn stem_set(words: &[String]) -> WordSet {
+    words.iter().map(|w| stem(w)).collect()
+}
+
+/// Whether some word of `a` has an antonym in `b` that `a` itself lacks (both as stem sets).
+pub fn antonym_clash(a: &WordSet, b: &WordSet) -> bool {
+    antonym_stems().iter().any(|(x, y)| {
+        (a.contains(x) && b.contains(y) && !b.contains(x))
+            || (a.contains(y) && b.contains(x) && !b.contains(y))
     })
 }
