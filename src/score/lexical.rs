@@ -207,6 +207,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
     let win_ids = &best.ids;
     let mut id_found = 0.0;
     let mut conflict = false;
+    let mut soft_conflict = false;
     let mut same_kind = 0.0;
     for id in ids {
         if source.contains(&id.text) {
@@ -229,6 +230,12 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
                     && w.before == id.before
                     && w.before.as_deref().is_some_and(|b| SLOTS.contains(&b)))
         });
+        // Another number after the same word, in a window about the same thing, weakens the
+        // support without counting as a contradiction ("service 3" against "service 47").
+        soft_conflict |= cov >= 0.6
+            && rivals
+                .iter()
+                .any(|w| w.before.is_some() && w.before == id.before);
     }
     let id_precision = if ids.is_empty() {
         1.0
@@ -271,6 +278,9 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
         entailment *= 0.6;
     }
     if failure {
+        entailment *= 0.5;
+    }
+    if soft_conflict && !conflict {
         entailment *= 0.5;
     }
     let mut contradiction: f64 = 0.0;
