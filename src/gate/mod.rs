@@ -1,6 +1,6 @@
 //! The gates: every compaction and every action is judged, in the write transaction that
 //! appends it, on the state after the append. The outcome is a Verdict record, appended
-//! whether the proposal is admitted or refused. SPEC.md section 5 gives every rule.
+//! whether the proposal is admitted or refused. SPEC.md section 8 gives every rule.
 
 pub mod classify;
 mod policy;
@@ -197,7 +197,7 @@ impl<'a, R: Read> View<'a, R> {
     /// Whether a span can bear on a claim: at least `share` of the claim's words (by their
     /// first five letters) are in it. With the built-in scorer a span below the raw-entailment
     /// threshold in this share can neither entail the claim, nor look similar enough to
-    /// fabricate it, nor contradict it (SPEC.md 5.3), so the gates skip it.
+    /// fabricate it, nor contradict it (SPEC.md 8.6), so the gates skip it.
     pub fn related(&mut self, claim: &Vocab, span: Rid, text: &str, share: f64) -> bool {
         let v = self.vocab.entry(span).or_insert_with(|| Vocab::of(text));
         claim.overlap(v) >= share
