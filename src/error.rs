@@ -116,6 +116,14 @@ pub enum ErrorKind {
         /// Another.
         second: Rid,
     },
+    /// An `--as-of` past the end of the log.
+    #[error("--as-of {asked} is past the end of the log, which holds {size} records; give a size from 0 to {size}")]
+    AsOf {
+        /// The size asked for.
+        asked: u64,
+        /// The log's size.
+        size: u64,
+    },
     /// The scorer failed.
     #[error("{0}")]
     Score(String),

@@ -32,10 +32,13 @@
 
 pub mod error;
 pub mod gate;
+pub mod graph;
 pub mod ingest;
 pub mod json;
 
 pub mod record;
+pub mod replay;
+pub mod report;
 pub mod score;
 pub mod store;
 

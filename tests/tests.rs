@@ -7,6 +7,7 @@ mod gates;
 mod golden;
 mod ingest;
 mod model;
+mod replay;
 mod store;
 mod stories;
 mod util;

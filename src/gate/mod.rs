@@ -944,6 +944,23 @@ pub(crate) fn claim_status<R: Read>(
     Ok(Status::Unverified)
 }
 
+/// A claim's status from the records alone, without scoring: re-grounded claims are
+/// verified, gated claims keep their latest recorded status, claims with no raw-span ancestor
+/// are unanchored, and any other claim no gate judged is unverified.
+pub fn claim_status_plain<R: Read>(read: &R, rid: Rid, _claim: &Claim) -> Result<Status> {
+    if read.regrounded(&rid)?.is_some() {
+        return Ok(Status::Verified);
+    }
+    if let Some(s) = read.status(&rid)? {
+        return Ok(s);
+    }
+    Ok(if read.facts(&rid)?.is_some_and(|f| f.anchored) {
+        Status::Unverified
+    } else {
+        Status::Unanchored
+    })
+}
+
 /// Every pinned item of a stream, with its pin's name.
 pub fn pinned_items<R: Read>(
     read: &R,

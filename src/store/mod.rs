@@ -266,6 +266,25 @@ impl Ledger {
         Ok(out)
     }
 
+    /// The ledger as it was at log size `n` (the `records` count of `stats`): the first `n`
+    /// records replayed into a ledger in memory, with every derived table as it stood then.
+    pub fn as_of(&self, n: u64) -> Result<Ledger> {
+        let snap = self.snapshot()?;
+        let size = snap.len()?;
+        if n > size {
+            return Err(ErrorKind::AsOf { asked: n, size }.into());
+        }
+        let past = Ledger::in_memory()?;
+        let mut batch = past.batch()?;
+        for i in 0..n {
+            if let Some((_, record)) = snap.record_at(i)? {
+                batch.append(record)?;
+            }
+        }
+        batch.commit()?;
+        Ok(past)
+    }
+
     /// Runs `cairn verify`'s checks: see [`VerifyReport`].
     pub fn verify(&self) -> Result<VerifyReport> {
         verify::verify(self)

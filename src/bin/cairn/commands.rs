@@ -1,10 +1,11 @@
 //! `cairn gates`, `pin --auto`, `reground` and `score`.
 
-use crate::{open_existing, Failure};
+use crate::{open_existing, view, Failure};
 use cairn::gate::{sweep, unpinned_items, Gatekeeper, RegroundOutcome};
 use cairn::ingest::{parse_ref, resolve};
 use cairn::record::{Pin, PinItem};
 use cairn::Ledger;
+use cairn::Read;
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -13,9 +14,10 @@ pub fn gates(
     db: &Path,
     gate: &Gatekeeper,
     stream: Option<&str>,
+    as_of: Option<u64>,
     as_json: bool,
 ) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    let ledger = view(db, as_of)?;
     let found = sweep(gate, &ledger.snapshot()?, stream)?;
     if as_json {
         let list: Vec<Value> = found
@@ -173,5 +175,78 @@ pub fn score(gate: &Gatekeeper) -> Result<u8, Failure> {
             json!({"entailment": r(s.entailment), "contradiction": r(s.contradiction), "similarity": r(s.similarity)})
         );
     }
+    Ok(0)
+}
+
+pub fn why(
+    db: &Path,
+    reference: &str,
+    stream: Option<&str>,
+    as_of: Option<u64>,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    let ledger = view(db, as_of)?;
+    let snap = ledger.snapshot()?;
+    let r = parse_ref(reference).map_err(Failure::usage)?;
+    let batchless = resolve_in(&snap, stream, &r)?;
+    let why = cairn::replay::why(&snap, batchless)?;
+    if as_json {
+        println!("{}", why.to_json());
+    } else {
+        print!("{}", why.to_text());
+    }
+    Ok(0)
+}
+
+/// Resolves a reference against a snapshot: a rid or prefix, or prior:N of a stream's head.
+fn resolve_in(
+    snap: &cairn::Snapshot,
+    stream: Option<&str>,
+    r: &cairn::ingest::Ref,
+) -> Result<cairn::record::Rid, Failure> {
+    use cairn::ingest::Ref;
+    match r {
+        Ref::Hex(h) => Ok(snap.resolve(h)?),
+        Ref::Prior(n) => {
+            let s = stream.ok_or_else(|| Failure::usage("prior:N needs --stream"))?;
+            let head = snap.head(s)?.ok_or_else(|| {
+                Failure::usage(format!(
+                    "stream {s} has no head summary, so prior:{n} names nothing"
+                ))
+            })?;
+            match snap.get(&head)? {
+                Some(cairn::record::Record::Summary(sum)) => sum.claims.get(*n).copied().ok_or_else(|| {
+                    Failure::usage(format!("prior:{n} is out of range: the head summary of stream {s} has {} claims", sum.claims.len()))
+                }),
+                _ => Err(Failure::usage(format!("the head of stream {s} is not a summary"))),
+            }
+        }
+        _ => Err(Failure::usage(
+            "why takes a claim: a rid, a prefix of 8 or more hex digits, or prior:N with --stream",
+        )),
+    }
+}
+
+pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Result<u8, Failure> {
+    let ledger = view(db, as_of)?;
+    let r = cairn::replay::replay(&ledger.snapshot()?, stream)?;
+    if as_json {
+        println!("{}", r.to_json());
+    } else {
+        print!("{}", r.to_text());
+    }
+    Ok(0)
+}
+
+pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
+    let ledger = open_existing(db, false)?;
+    let html = cairn::report::html(&ledger.snapshot()?, stream)?;
+    std::fs::write(output, &html)
+        .map_err(|e| Failure::usage(format!("cannot write {}: {e}", output.display())))?;
+    println!(
+        "wrote {} ({} bytes) for stream {stream}",
+        output.display(),
+        html.len()
+    );
     Ok(0)
 }

@@ -51,11 +51,44 @@ enum Command {
     Verify,
     /// Count records, streams and derived facts.
     Stats,
-    /// Print every record with its fields and rid, one JSON object per line.
+    /// Print the record graph: JSON Lines (every record with its fields and rid) or dot.
     Export {
         /// The output format.
         #[arg(long, value_enum, default_value_t = Format::Json)]
         format: Format,
+        /// Only this stream's records and the judgements, verdicts and regrounds about them.
+        #[arg(long)]
+        stream: Option<String>,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
+    /// Show a claim's derivation down to the raw spans, and where its provenance was lost.
+    Why {
+        /// A rid, a unique prefix of 8 or more hex digits, or prior:N with --stream.
+        reference: String,
+        /// The stream, for prior:N.
+        #[arg(long)]
+        stream: Option<String>,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
+    /// Replay a stream boundary by boundary: verdicts, claims, evictions, scores.
+    Replay {
+        /// The stream.
+        stream: String,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
+    /// Write a self-contained HTML report of a stream.
+    Report {
+        /// The stream.
+        stream: String,
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
     },
     /// Ingest the built-in demo (the three stories of the seeds) and show the result.
     Demo,
@@ -64,6 +97,9 @@ enum Command {
         /// Only this stream.
         #[arg(long)]
         stream: Option<String>,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
     },
     /// Write a pin: with --auto, from the classifier's decision-relevant items.
     Pin {
@@ -91,6 +127,8 @@ enum Command {
 enum Format {
     /// JSON Lines: one object per record, in log order.
     Json,
+    /// Graphviz dot: one node per record, one edge per link.
+    Dot,
 }
 
 /// A command's failure: the exit code and the sentence to print.
@@ -171,9 +209,22 @@ fn run(cli: &Cli) -> Outcome {
         Command::Ingest { file } => ingest_cmd::run(&cli.db, &gate, file, cli.json),
         Command::Verify => verify(&cli.db, cli.json),
         Command::Stats => stats(&cli.db, cli.json),
-        Command::Export { format } => export(&cli.db, *format),
+        Command::Export {
+            format,
+            stream,
+            as_of,
+        } => export(&cli.db, *format, stream.as_deref(), *as_of),
+        Command::Why {
+            reference,
+            stream,
+            as_of,
+        } => commands::why(&cli.db, reference, stream.as_deref(), *as_of, cli.json),
+        Command::Replay { stream, as_of } => commands::replay(&cli.db, stream, *as_of, cli.json),
+        Command::Report { stream, output } => commands::report(&cli.db, stream, output),
         Command::Demo => demo(&cli.db, &gate, cli.json),
-        Command::Gates { stream } => commands::gates(&cli.db, &gate, stream.as_deref(), cli.json),
+        Command::Gates { stream, as_of } => {
+            commands::gates(&cli.db, &gate, stream.as_deref(), *as_of, cli.json)
+        }
         Command::Pin { auto, stream, name } => {
             commands::pin(&cli.db, &gate, *auto, stream, name, cli.json)
         }
@@ -346,22 +397,33 @@ fn stats(path: &Path, as_json: bool) -> Outcome {
     Ok(0)
 }
 
-fn export(path: &Path, format: Format) -> Outcome {
+/// Opens an existing ledger, or its past at log size `as_of`.
+pub fn view(path: &Path, as_of: Option<u64>) -> Result<Ledger, Failure> {
     let ledger = open_existing(path, false)?;
+    Ok(match as_of {
+        Some(n) => ledger.as_of(n)?,
+        None => ledger,
+    })
+}
+
+fn export(path: &Path, format: Format, stream: Option<&str>, as_of: Option<u64>) -> Outcome {
+    use std::io::Write;
+    let ledger = view(path, as_of)?;
     let snap = ledger.snapshot()?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    // A closed pipe (`cairn export | head`) ends the export quietly.
     match format {
         Format::Json => {
-            use std::io::Write;
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::new(stdout.lock());
-            snap.for_each(|index, rid, record| {
-                // A closed pipe (`cairn export | head`) ends the export quietly.
+            for (index, rid, record) in cairn::graph::records(&snap, stream)? {
                 let _ = writeln!(out, "{}", cairn::json::export_line(index, rid, &record));
-                Ok(())
-            })?;
-            let _ = out.flush();
+            }
+        }
+        Format::Dot => {
+            let _ = out.write_all(cairn::graph::dot(&snap, stream)?.as_bytes());
         }
     }
+    let _ = out.flush();
     Ok(0)
 }
 

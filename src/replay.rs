@@ -1,0 +1,722 @@
+//! Forensic replay from the records alone, without re-running any model: `why` (a claim's
+//! derivation down to the raw spans, and where its provenance was lost) and `replay` (a
+//! stream, boundary by boundary).
+
+use crate::error::{ErrorKind, Result};
+use crate::gate::{claim_status_plain, names};
+use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
+use crate::score::text::{identifiers, is_hedged};
+use crate::store::Read;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// How a node of a derivation tree was reached from its parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hop {
+    /// The claim asked about.
+    Root,
+    /// A direct witness.
+    Witness,
+    /// A claim that summary `boundary` (1-based, of its stream) carried.
+    Carried {
+        /// The summary.
+        summary: Rid,
+        /// Its position among the stream's boundaries.
+        boundary: usize,
+    },
+    /// A raw span a reground checked the claim against.
+    Regrounded {
+        /// The reground record.
+        reground: Rid,
+    },
+}
+
+impl Hop {
+    fn label(&self) -> String {
+        match self {
+            Hop::Root => "claim".into(),
+            Hop::Witness => "witness".into(),
+            Hop::Carried { boundary, .. } => format!("carried from summary {boundary}"),
+            Hop::Regrounded { .. } => "re-grounded".into(),
+        }
+    }
+}
+
+/// One node of a derivation tree.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The record.
+    pub rid: Rid,
+    /// Its log index.
+    pub index: u64,
+    /// How it was reached.
+    pub hop: Hop,
+    /// "claim" or "span".
+    pub kind: Kind,
+    /// Its text.
+    pub text: String,
+    /// For a span: its turn and role; for a claim: its origin tag.
+    pub detail: String,
+    /// For a claim: its status; for a span: "raw" or "evicted by summary N".
+    pub status: String,
+    /// What it rests on.
+    pub children: Vec<Node>,
+    /// Set when the node was already shown higher in the tree.
+    pub repeated: bool,
+}
+
+/// A point where provenance was lost.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Loss {
+    /// The log index where it happened (the verdict, or the claim's append).
+    pub index: u64,
+    /// The gate name that describes it.
+    pub gate: String,
+    /// The claim concerned.
+    pub claim: Rid,
+    /// What happened.
+    pub detail: String,
+}
+
+/// A claim's derivation and where its provenance was lost.
+#[derive(Debug, Clone)]
+pub struct Why {
+    /// The tree, rooted at the claim.
+    pub root: Node,
+    /// Every loss found, earliest first.
+    pub losses: Vec<Loss>,
+}
+
+/// Boundaries (admitted or refused summaries) of a stream, in log order, numbered from 1.
+fn boundaries<R: Read>(read: &R, stream: &str) -> Result<Vec<(Rid, u64, Summary)>> {
+    let mut out = Vec::new();
+    for rid in read.of_kind(Kind::Summary)? {
+        if let Some(Record::Summary(s)) = read.get(&rid)? {
+            if s.stream == stream {
+                let index = read.index_of(&rid)?.unwrap_or_default();
+                out.push((rid, index, s));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn verdict_of<R: Read>(read: &R, subject: &Rid) -> Result<Option<(u64, Verdict)>> {
+    let Some(v) = read.verdict_of(subject)? else {
+        return Ok(None);
+    };
+    let index = read.index_of(&v)?.unwrap_or_default();
+    Ok(match read.get(&v)? {
+        Some(Record::Verdict(v)) => Some((index, v)),
+        _ => None,
+    })
+}
+
+struct Walker<'a, R: Read> {
+    read: &'a R,
+    /// Claim -> (boundary number, summary) of the first admitted summary of its stream
+    /// holding it.
+    carried_by: HashMap<Rid, (usize, Rid)>,
+    evicted_at: HashMap<Rid, usize>,
+    seen: HashSet<Rid>,
+    claims: Vec<(u64, Rid)>,
+}
+
+impl<R: Read> Walker<'_, R> {
+    fn span_node(&mut self, rid: Rid, hop: Hop, span: Span) -> Result<Node> {
+        let status = match self.evicted_at.get(&rid) {
+            Some(b) => format!("raw, evicted by summary {b}"),
+            None => "raw, in the window".to_string(),
+        };
+        Ok(Node {
+            rid,
+            index: self.read.index_of(&rid)?.unwrap_or_default(),
+            hop,
+            kind: Kind::Span,
+            text: span.text,
+            detail: format!("turn {}, {}", span.turn, span.role.name()),
+            status,
+            children: Vec::new(),
+            repeated: false,
+        })
+    }
+
+    fn claim_node(&mut self, rid: Rid, hop: Hop) -> Result<Node> {
+        let Some(Record::Claim(c)) = self.read.get(&rid)? else {
+            return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
+        };
+        let index = self.read.index_of(&rid)?.unwrap_or_default();
+        let repeated = !self.seen.insert(rid);
+        let status = claim_status_plain(self.read, rid, &c)?;
+        let mut node = Node {
+            rid,
+            index,
+            hop,
+            kind: Kind::Claim,
+            text: c.text.clone(),
+            detail: c.origin.tag().unwrap_or("no origin").to_string(),
+            status: status.name().to_string(),
+            children: Vec::new(),
+            repeated,
+        };
+        if repeated {
+            return Ok(node);
+        }
+        self.claims.push((index, rid));
+        for w in &c.witnesses {
+            match self.read.get(w)? {
+                Some(Record::Span(s)) => node.children.push(self.span_node(*w, Hop::Witness, s)?),
+                Some(Record::Claim(_)) => {
+                    let hop = match self.carried_by.get(w) {
+                        Some((boundary, summary)) => Hop::Carried {
+                            summary: *summary,
+                            boundary: *boundary,
+                        },
+                        None => Hop::Witness,
+                    };
+                    node.children.push(self.claim_node(*w, hop)?);
+                }
+                _ => {}
+            }
+        }
+        if let Some(g) = self.read.regrounded(&rid)? {
+            if let Some(Record::Reground(r)) = self.read.get(&g)? {
+                for sp in r.spans {
+                    if let Some(Record::Span(s)) = self.read.get(&sp)? {
+                        let n = self.span_node(sp, Hop::Regrounded { reground: g }, s)?;
+                        node.children.push(n);
+                    }
+                }
+            }
+        }
+        Ok(node)
+    }
+}
+
+fn raw_texts(node: &Node, out: &mut Vec<String>) {
+    for c in &node.children {
+        if c.kind == Kind::Span {
+            out.push(c.text.clone());
+        } else {
+            raw_texts(c, out);
+        }
+    }
+}
+
+fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
+    if node.rid == *rid && !node.repeated {
+        return Some(node);
+    }
+    node.children.iter().find_map(|c| find(c, rid))
+}
+
+/// A claim's derivation tree down to the raw spans, each hop labelled, and every point where
+/// its provenance was lost, earliest first.
+pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
+    let Some(Record::Claim(c)) = read.get(&claim)? else {
+        return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
+    };
+    let mut carried_by = HashMap::new();
+    let mut evicted_at = HashMap::new();
+    for (n, (rid, _, s)) in boundaries(read, &c.stream)?.into_iter().enumerate() {
+        if !verdict_of(read, &rid)?.is_some_and(|(_, v)| v.admitted) {
+            continue;
+        }
+        for cl in &s.claims {
+            carried_by.entry(*cl).or_insert((n + 1, rid));
+        }
+        for sp in &s.evicts {
+            evicted_at.entry(*sp).or_insert(n + 1);
+        }
+    }
+    let mut w = Walker {
+        read,
+        carried_by,
+        evicted_at,
+        seen: HashSet::new(),
+        claims: Vec::new(),
+    };
+    let root = w.claim_node(claim, Hop::Root)?;
+    let mut claims = std::mem::take(&mut w.claims);
+    claims.sort();
+    let mut losses = Vec::new();
+    let mut recorded: HashSet<(String, Rid)> = HashSet::new();
+    // What the gates recorded about these claims.
+    for (_, cl) in &claims {
+        for dep in read.dependents(cl)? {
+            // Refused proposals never took effect: only admitted verdicts tell the history.
+            let Some(Record::Verdict(v)) = read.get(&dep)? else {
+                continue;
+            };
+            if !v.admitted {
+                continue;
+            }
+            let index = read.index_of(&dep)?.unwrap_or_default();
+            for f in v.findings.iter().filter(|f| f.subject == *cl) {
+                if matches!(
+                    f.gate.as_str(),
+                    names::UNANCHORED_CLAIM
+                        | names::LAUNDERED_CLAIM
+                        | names::HEDGE_STRIPPED
+                        | names::IDENTIFIER_DRIFT
+                        | names::EVICTED_DISCONFIRMER
+                        | names::FABRICATED_CLAIM
+                        | names::ORIGIN_MISMATCH
+                ) && recorded.insert((f.gate.clone(), *cl))
+                {
+                    losses.push(Loss {
+                        index,
+                        gate: f.gate.clone(),
+                        claim: *cl,
+                        detail: format!("{} (admitted at log index {index})", f.detail),
+                    });
+                }
+            }
+        }
+    }
+    // What the records show for claims no gate judged.
+    for (index, cl) in &claims {
+        let Some(node) = find(&root, cl) else {
+            continue;
+        };
+        let Some(Record::Claim(rec)) = read.get(cl)? else {
+            continue;
+        };
+        let spans: Vec<&Node> = node
+            .children
+            .iter()
+            .filter(|n| n.kind == Kind::Span && n.hop == Hop::Witness)
+            .collect();
+        let claim_witnesses = node.children.iter().any(|n| n.kind == Kind::Claim);
+        let mut push = |gate: &str, detail: String| {
+            if recorded.insert((gate.to_string(), *cl)) {
+                losses.push(Loss {
+                    index: *index,
+                    gate: gate.to_string(),
+                    claim: *cl,
+                    detail,
+                });
+            }
+        };
+        if node.status == Status::Unanchored.name() {
+            push(
+                names::UNANCHORED_CLAIM,
+                format!(
+                    "claim '{}' was appended with no raw-span ancestor",
+                    rec.text
+                ),
+            );
+        } else if spans.is_empty() && claim_witnesses && read.regrounded(cl)?.is_none() {
+            push(
+                names::LAUNDERED_CLAIM,
+                format!(
+                    "claim '{}' rests only on earlier claims, not on a raw span",
+                    rec.text
+                ),
+            );
+        }
+        if matches!(rec.origin, Origin::UserSaid | Origin::ToolOutput)
+            && !spans.is_empty()
+            && !claim_witnesses
+            && spans.iter().all(|s| is_hedged(&s.text))
+        {
+            push(
+                names::HEDGE_STRIPPED,
+                format!(
+                    "claim '{}' is tagged {} but its only raw support is hedged ('{}')",
+                    rec.text,
+                    rec.origin.tag().unwrap_or(""),
+                    spans[0].text
+                ),
+            );
+        }
+        let mut raw = Vec::new();
+        raw_texts(node, &mut raw);
+        for id in identifiers(&rec.text) {
+            if !raw.iter().any(|t| t.contains(&id.text)) {
+                push(
+                    names::IDENTIFIER_DRIFT,
+                    format!(
+                        "identifier {} first appears in claim '{}', with no raw source",
+                        id.text, rec.text
+                    ),
+                );
+                break;
+            }
+        }
+    }
+    // Disconfirmers that admitted summaries evicted.
+    for (n, (rid, _, s)) in boundaries(read, &c.stream)?.into_iter().enumerate() {
+        let Some((vindex, v)) = verdict_of(read, &rid)? else {
+            continue;
+        };
+        if !v.admitted {
+            continue;
+        }
+        for (_, cl) in &claims {
+            for sp in read.contradicting_spans(cl)? {
+                if s.evicts.contains(&sp) && recorded.insert((format!("evicted:{sp}"), *cl)) {
+                    let turn = match read.get(&sp)? {
+                        Some(Record::Span(x)) => x.turn,
+                        _ => 0,
+                    };
+                    losses.push(Loss {
+                        index: vindex,
+                        gate: names::EVICTED_DISCONFIRMER.into(),
+                        claim: *cl,
+                        detail: format!("summary {} evicted turn {turn}, which a judgement says contradicts this line of claims", n + 1),
+                    });
+                }
+            }
+        }
+    }
+    // A reground after a loss restores the claim's provenance.
+    let mut healed = Vec::new();
+    for l in &losses {
+        let later = match read.regrounded(&l.claim)? {
+            Some(g) => read.index_of(&g)?.is_some_and(|i| i > l.index),
+            None => false,
+        };
+        healed.push(later && l.gate != names::IDENTIFIER_DRIFT);
+    }
+    let mut keep = healed.iter().map(|h| !h);
+    losses.retain(|_| keep.next().unwrap_or(true));
+    losses.sort();
+    Ok(Why { root, losses })
+}
+
+fn node_json(n: &Node) -> Value {
+    json!({
+        "rid": n.rid.to_hex(), "index": n.index, "kind": n.kind.name(), "hop": n.hop.label(),
+        "text": n.text, "detail": n.detail, "status": n.status, "repeated": n.repeated,
+        "children": n.children.iter().map(node_json).collect::<Vec<_>>(),
+    })
+}
+
+impl Why {
+    /// As one JSON document.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "claim": self.root.rid.to_hex(),
+            "tree": node_json(&self.root),
+            "first_loss": self.losses.first().map(loss_json),
+            "losses": self.losses.iter().map(loss_json).collect::<Vec<_>>(),
+        })
+    }
+
+    /// As indented text.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        fn walk(n: &Node, depth: usize, out: &mut String) {
+            let pad = "  ".repeat(depth);
+            let what = match n.kind {
+                Kind::Span => format!("span {} ({})", n.rid.short(), n.detail),
+                _ => format!("claim {} [{}]", n.rid.short(), n.detail),
+            };
+            out.push_str(&format!(
+                "{pad}{} -> {what} {}: {:?}{}\n",
+                n.hop.label(),
+                n.status,
+                n.text,
+                if n.repeated { " (shown above)" } else { "" }
+            ));
+            for c in &n.children {
+                walk(c, depth + 1, out);
+            }
+        }
+        walk(&self.root, 0, &mut out);
+        match self.losses.first() {
+            None => out.push_str("provenance intact: every step rests on raw spans\n"),
+            Some(l) => {
+                out.push_str(&format!(
+                    "provenance first lost at log index {}: {}: {}\n",
+                    l.index, l.gate, l.detail
+                ));
+                for l in &self.losses[1..] {
+                    out.push_str(&format!(
+                        "  then at log index {}: {}: {}\n",
+                        l.index, l.gate, l.detail
+                    ));
+                }
+            }
+        }
+        out
+    }
+}
+
+fn loss_json(l: &Loss) -> Value {
+    json!({"index": l.index, "gate": l.gate, "claim": l.claim.to_hex(), "detail": l.detail})
+}
+
+/// One compaction boundary of a stream.
+#[derive(Debug, Clone)]
+pub struct Boundary {
+    /// 1-based.
+    pub number: usize,
+    /// The summary.
+    pub summary: Rid,
+    /// Its log index.
+    pub index: u64,
+    /// Whether it was admitted; `None` when it was never gated.
+    pub admitted: Option<bool>,
+    /// Its author: "self" or "separate".
+    pub author: String,
+    /// Its token budget, and its parent's.
+    pub budget: u64,
+    /// The parent's budget.
+    pub parent_budget: Option<u64>,
+    /// Its depth of self-authored summaries.
+    pub depth: u32,
+    /// The self-reported and the reference-anchored fidelity.
+    pub self_score: Option<f64>,
+    /// See `self_score`.
+    pub anchored_score: Option<f64>,
+    /// (rid, text, status) of claims not in the previous admitted summary.
+    pub new: Vec<(Rid, String, String)>,
+    /// Claims carried from the previous admitted summary.
+    pub carried: Vec<(Rid, String, String)>,
+    /// Claims of the previous admitted summary it no longer holds.
+    pub dropped: Vec<(Rid, String)>,
+    /// Turns it evicts.
+    pub evicted: Vec<u64>,
+    /// (gate, detail) of its verdict.
+    pub findings: Vec<(String, String)>,
+    /// Fabricated claims / claims.
+    pub fabrication_rate: f64,
+    /// Laundered actionable claims / actionable claims.
+    pub laundering_rate: f64,
+}
+
+impl Boundary {
+    /// Self score minus anchored score, when both exist.
+    pub fn gap(&self) -> Option<f64> {
+        Some(self.self_score? - self.anchored_score?)
+    }
+}
+
+/// A stream's boundaries and what they show together.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The stream.
+    pub stream: String,
+    /// Every boundary, admitted or refused, in log order.
+    pub boundaries: Vec<Boundary>,
+    /// Set when the gap between self and anchored scores grew over the last boundaries.
+    pub gap_warning: Option<String>,
+}
+
+/// Replays a stream boundary by boundary from its records.
+pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
+    let all = boundaries(read, stream)?;
+    if all.is_empty() && read.stream(stream)?.spans == 0 {
+        return Err(ErrorKind::NotFound(format!(
+            "stream {stream} (no span or summary has this stream)"
+        ))
+        .into());
+    }
+    let text_of = |rid: &Rid| -> Result<(String, bool)> {
+        Ok(match read.get(rid)? {
+            Some(Record::Claim(c)) => (c.text, c.actionable),
+            _ => (String::new(), false),
+        })
+    };
+    let mut out = Vec::new();
+    let mut previous: Option<Summary> = None;
+    for (n, (rid, index, s)) in all.into_iter().enumerate() {
+        let verdict = verdict_of(read, &rid)?;
+        let statuses: BTreeMap<Rid, Status> = verdict
+            .as_ref()
+            .map(|(_, v)| v.claims.iter().map(|c| (c.claim, c.status)).collect())
+            .unwrap_or_default();
+        let status = |c: &Rid| {
+            statuses
+                .get(c)
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| "ungated".into())
+        };
+        let before: HashSet<Rid> = previous
+            .as_ref()
+            .map(|p| p.claims.iter().copied().collect())
+            .unwrap_or_default();
+        let (mut new, mut carried, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut actionable, mut laundered, mut fabricated) = (0usize, 0usize, 0usize);
+        let findings: Vec<(String, String)> = verdict
+            .as_ref()
+            .map(|(_, v)| {
+                v.findings
+                    .iter()
+                    .map(|f| (f.gate.clone(), f.detail.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for c in &s.claims {
+            let (text, act) = text_of(c)?;
+            let st = status(c);
+            fabricated += usize::from(st == "fabricated");
+            if act {
+                actionable += 1;
+                laundered += usize::from(verdict.as_ref().is_some_and(|(_, v)| {
+                    v.findings
+                        .iter()
+                        .any(|f| f.gate == names::LAUNDERED_CLAIM && f.subject == *c)
+                }));
+            }
+            if before.contains(c) {
+                carried.push((*c, text, st));
+            } else {
+                new.push((*c, text, st));
+            }
+        }
+        if let Some(p) = &previous {
+            for c in &p.claims {
+                if !s.claims.contains(c) {
+                    dropped.push((*c, text_of(c)?.0));
+                }
+            }
+        }
+        let mut evicted = Vec::new();
+        for sp in &s.evicts {
+            if let Some(Record::Span(x)) = read.get(sp)? {
+                evicted.push(x.turn);
+            }
+        }
+        evicted.sort_unstable();
+        let parent_budget = match s.parent {
+            Some(p) => match read.get(&p)? {
+                Some(Record::Summary(ps)) => Some(ps.budget),
+                _ => None,
+            },
+            None => None,
+        };
+        let admitted = verdict.as_ref().map(|(_, v)| v.admitted);
+        let b = Boundary {
+            number: n + 1,
+            summary: rid,
+            index,
+            admitted,
+            author: s.author.name().to_string(),
+            budget: s.budget,
+            parent_budget,
+            depth: read.facts(&rid)?.and_then(|f| f.depth).unwrap_or(0),
+            self_score: s.self_score.map(crate::record::score_to_unit),
+            anchored_score: verdict
+                .as_ref()
+                .and_then(|(_, v)| v.anchored_score.map(crate::record::score_to_unit)),
+            new,
+            carried,
+            dropped,
+            evicted,
+            findings,
+            fabrication_rate: if s.claims.is_empty() {
+                0.0
+            } else {
+                fabricated as f64 / s.claims.len() as f64
+            },
+            laundering_rate: if actionable == 0 {
+                0.0
+            } else {
+                laundered as f64 / actionable as f64
+            },
+        };
+        if admitted == Some(true) {
+            previous = Some(s);
+        }
+        out.push(b);
+    }
+    let gaps: Vec<(usize, f64)> = out
+        .iter()
+        .filter_map(|b| b.gap().map(|g| (b.number, g)))
+        .collect();
+    let gap_warning = match gaps.as_slice() {
+        [.., (_, a), (_, b), (n, c)] if a < b && b < c && c - a >= 0.05 => Some(format!(
+            "the gap between self-reported and reference-anchored fidelity grew over the last three boundaries ({a:.2}, {b:.2}, {c:.2} up to summary {n}): this compaction is eating its own evidence (seed 003)"
+        )),
+        _ => None,
+    };
+    Ok(Replay {
+        stream: stream.to_string(),
+        boundaries: out,
+        gap_warning,
+    })
+}
+
+fn claims_json(v: &[(Rid, String, String)]) -> Value {
+    v.iter()
+        .map(|(r, t, s)| json!({"rid": r.to_hex(), "text": t, "status": s}))
+        .collect()
+}
+
+impl Replay {
+    /// As one JSON document.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "stream": self.stream,
+            "gap_warning": self.gap_warning,
+            "boundaries": self.boundaries.iter().map(|b| json!({
+                "number": b.number, "summary": b.summary.to_hex(), "index": b.index,
+                "verdict": match b.admitted { Some(true) => "admitted", Some(false) => "refused", None => "ungated" },
+                "author": b.author, "budget": b.budget, "parent_budget": b.parent_budget, "depth": b.depth,
+                "self_score": b.self_score, "anchored_score": b.anchored_score, "gap": b.gap(),
+                "new": claims_json(&b.new), "carried": claims_json(&b.carried),
+                "dropped": b.dropped.iter().map(|(r, t)| json!({"rid": r.to_hex(), "text": t})).collect::<Vec<_>>(),
+                "evicted_turns": b.evicted,
+                "findings": b.findings.iter().map(|(g, d)| json!({"gate": g, "detail": d})).collect::<Vec<_>>(),
+                "fabrication_rate": b.fabrication_rate, "laundering_rate": b.laundering_rate,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// As text, one block per boundary.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "stream {}: {} boundaries\n",
+            self.stream,
+            self.boundaries.len()
+        );
+        let f = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        for b in &self.boundaries {
+            let verdict = match b.admitted {
+                Some(true) => "ADMITTED",
+                Some(false) => "REFUSED",
+                None => "UNGATED",
+            };
+            out.push_str(&format!(
+                "\nboundary {} {verdict} (summary {}, {} author, depth {}, budget {}{})\n",
+                b.number,
+                b.summary.short(),
+                b.author,
+                b.depth,
+                b.budget,
+                b.parent_budget
+                    .map(|p| format!(" against parent {p}"))
+                    .unwrap_or_default()
+            ));
+            out.push_str(&format!(
+                "  self score {}, anchored score {}, gap {}; fabrication rate {:.2}, laundering rate {:.2}\n",
+                f(b.self_score),
+                f(b.anchored_score),
+                f(b.gap()),
+                b.fabrication_rate,
+                b.laundering_rate
+            ));
+            for (label, list) in [("new", &b.new), ("carried", &b.carried)] {
+                for (r, t, s) in list.iter() {
+                    out.push_str(&format!("  {label:<8} {} {s}: {t}\n", r.short()));
+                }
+            }
+            for (r, t) in &b.dropped {
+                out.push_str(&format!("  dropped  {}: {t}\n", r.short()));
+            }
+            if !b.evicted.is_empty() {
+                out.push_str(&format!("  evicts turns {:?}\n", b.evicted));
+            }
+            for (g, d) in &b.findings {
+                out.push_str(&format!("  {g}: {d}\n"));
+            }
+        }
+        if let Some(w) = &self.gap_warning {
+            out.push_str(&format!("\nwarning: {w}\n"));
+        }
+        out
+    }
+}

@@ -1,0 +1,419 @@
+//! Forensic replay: why, replay, as-of, graph export, the HTML report and the examples.
+
+use crate::util::*;
+use cairn::record::{Author, Span, Summary, Verdict};
+use cairn::Ledger;
+use serde_json::Value;
+use std::process::Command;
+
+fn demo(t: &Tmp) {
+    let o = t.cairn(&["demo"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+fn json(o: &std::process::Output) -> Value {
+    assert!(o.status.success() || code(o) == 1, "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+#[test]
+fn why_labels_hops_and_names_the_first_loss() {
+    let t = Tmp::new();
+    demo(&t);
+    let v = json(&t.cairn(&["why", "prior:0", "--stream", "staging", "--json"], None));
+    assert_eq!(v["tree"]["hop"], "claim");
+    assert_eq!(v["tree"]["status"], "unverified");
+    let span = &v["tree"]["children"][0];
+    assert_eq!(
+        (span["kind"].as_str(), span["hop"].as_str()),
+        (Some("span"), Some("witness"))
+    );
+    assert_eq!(span["detail"], "turn 1, user");
+    assert!(span["status"]
+        .as_str()
+        .unwrap()
+        .starts_with("raw, evicted by summary 1"));
+    assert_eq!(v["first_loss"]["gate"], "hedge-stripped");
+
+    // A claim built on a carried claim and re-grounded: both hop kinds appear.
+    let v = json(&t.cairn(&["why", "prior:1", "--stream", "migration", "--json"], None));
+    let hops: Vec<String> = v["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["hop"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        hops.iter().any(|h| h.starts_with("carried from summary")),
+        "{hops:?}"
+    );
+    let deep = v["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "claim")
+        .unwrap();
+    assert!(
+        deep["children"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["hop"] == "re-grounded"),
+        "{deep}"
+    );
+    assert!(
+        v["first_loss"].is_null(),
+        "re-grounding restored it: {}",
+        v["losses"]
+    );
+
+    // By rid prefix, in text.
+    let rid = v["claim"].as_str().unwrap();
+    let o = t.cairn(&["why", &rid[..12]], None);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains("provenance intact"), "{}", stdout(&o));
+    let o = t.cairn(&["why", "turn:3"], None);
+    assert_eq!(code(&o), 2);
+}
+
+#[test]
+fn why_names_identifier_drift_where_it_first_appeared() {
+    let t = Tmp::new();
+    let f = t.file("a.jsonl", br#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"we are still on libfoo 2.3.1"}
+{"kind":"claim","stream":"s","text":"libfoo is on 2.3.1","origin":"user-said","witnesses":["turn:1"]}
+"#);
+    let out = stdout(&t.cairn(&["ingest", "--json", f.to_str().unwrap()], None));
+    let first: Value = serde_json::from_str(out.lines().nth(1).unwrap()).unwrap();
+    let g = t.file("b.jsonl", format!(r#"{{"kind":"claim","stream":"s","text":"libfoo went to 2.4.0","origin":"inferred","witnesses":["{}"]}}
+"#, first["rid"].as_str().unwrap()).as_bytes());
+    let out = stdout(&t.cairn(&["ingest", "--json", g.to_str().unwrap()], None));
+    let drift: Value = serde_json::from_str(out.trim()).unwrap();
+    let v = json(&t.cairn(&["why", drift["rid"].as_str().unwrap(), "--json"], None));
+    let gates: Vec<&str> = v["losses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["gate"].as_str().unwrap())
+        .collect();
+    assert!(
+        gates.contains(&"identifier-drift") && gates.contains(&"laundered-claim"),
+        "{gates:?}"
+    );
+    assert!(v["losses"]
+        .to_string()
+        .contains("identifier 2.4.0 first appears in claim 'libfoo went to 2.4.0'"));
+}
+
+#[test]
+fn replay_goes_boundary_by_boundary_in_one_json_document() {
+    let t = Tmp::new();
+    demo(&t);
+    let v = json(&t.cairn(&["replay", "migration", "--json"], None));
+    let b = v["boundaries"].as_array().unwrap();
+    let verdicts: Vec<&str> = b.iter().map(|x| x["verdict"].as_str().unwrap()).collect();
+    assert_eq!(
+        verdicts,
+        ["refused", "admitted", "refused", "admitted", "admitted"]
+    );
+    assert_eq!(b[2]["anchored_score"], 0.0);
+    assert!((b[2]["gap"].as_f64().unwrap() - 0.91).abs() < 1e-9);
+    assert_eq!(
+        b[2]["dropped"][0]["text"],
+        "never run DROP TABLE on the orders database"
+    );
+    assert_eq!(b[2]["evicted_turns"], serde_json::json!([12, 40]));
+    assert!(b[2]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["gate"] == "pin-loss"));
+    assert_eq!(b[3]["carried"].as_array().unwrap().len(), 2);
+    let text = stdout(&t.cairn(&["replay", "libfoo"], None));
+    assert!(
+        text.contains("boundary 2 REFUSED") && text.contains("budget 2000 against parent 4000"),
+        "{text}"
+    );
+    assert_eq!(code(&t.cairn(&["replay", "nosuch"], None)), 2);
+}
+
+#[test]
+fn replay_warns_when_the_gap_between_scores_grows() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    b.append(Span {
+        stream: "s".into(),
+        turn: 1,
+        role: cairn::record::Role::User,
+        tool: None,
+        text: "x".into(),
+    })
+    .unwrap();
+    let mut parent = None;
+    for (i, (own, anchored)) in [(8500, 10_000), (8800, 9500), (9100, 9000), (9400, 8300)]
+        .into_iter()
+        .enumerate()
+    {
+        let s = b
+            .append(Summary {
+                stream: "s".into(),
+                parent,
+                author: Author::Separate,
+                budget: 1000 + i as u64,
+                covers: vec![],
+                evicts: vec![],
+                claims: vec![],
+                self_score: Some(own),
+                reground: false,
+            })
+            .unwrap()
+            .rid;
+        b.append(Verdict {
+            subject: s,
+            admitted: true,
+            findings: vec![],
+            claims: vec![],
+            self_score: Some(own),
+            anchored_score: Some(anchored),
+            policy: [0; 32],
+        })
+        .unwrap();
+        parent = Some(s);
+        if i == 1 {
+            // Near miss: one growing step is not yet a trend.
+            assert!(cairn::replay::replay(&b, "s")
+                .unwrap()
+                .gap_warning
+                .is_none());
+        }
+    }
+    b.commit().unwrap();
+    let r = cairn::replay::replay(&ledger.snapshot().unwrap(), "s").unwrap();
+    let w = r.gap_warning.expect("a warning");
+    assert!(w.contains("grew over the last three boundaries"), "{w}");
+    // A shrinking gap is not reported.
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    b.append(Span {
+        stream: "s".into(),
+        turn: 1,
+        role: cairn::record::Role::User,
+        tool: None,
+        text: "x".into(),
+    })
+    .unwrap();
+    for (i, (own, anchored)) in [(9400, 8300), (9100, 9000), (8800, 9500)]
+        .into_iter()
+        .enumerate()
+    {
+        let s = b
+            .append(Summary {
+                stream: "s".into(),
+                parent: None,
+                author: Author::Separate,
+                budget: 1000 + i as u64,
+                covers: vec![],
+                evicts: vec![],
+                claims: vec![],
+                self_score: Some(own),
+                reground: false,
+            })
+            .unwrap()
+            .rid;
+        b.append(Verdict {
+            subject: s,
+            admitted: true,
+            findings: vec![],
+            claims: vec![],
+            self_score: Some(own),
+            anchored_score: Some(anchored),
+            policy: [0; 32],
+        })
+        .unwrap();
+    }
+    assert!(cairn::replay::replay(&b, "s")
+        .unwrap()
+        .gap_warning
+        .is_none());
+}
+
+#[test]
+fn as_of_shows_the_ledger_at_a_past_log_size() {
+    let t = Tmp::new();
+    let f = t.file("a.jsonl", LIBFOO.as_bytes());
+    t.cairn(&["ingest", f.to_str().unwrap()], None);
+    let n: u64 = json(&t.cairn(&["stats", "--json"], None))["records"]
+        .as_u64()
+        .unwrap();
+    let g = t.file(
+        "b.jsonl",
+        br#"{"kind":"claim","stream":"s1","text":"the build is green","origin":"inferred"}"#,
+    );
+    t.cairn(&["ingest", g.to_str().unwrap()], None);
+    assert_eq!(
+        code(&t.cairn(&["gates"], None)),
+        1,
+        "now there is an unanchored claim"
+    );
+    let then = t.cairn(&["gates", "--as-of", &n.to_string()], None);
+    assert_eq!(
+        code(&then),
+        0,
+        "as of {n} records the ledger was clean: {}",
+        stdout(&then)
+    );
+    let all = stdout(&t.cairn(&["export"], None));
+    let past = stdout(&t.cairn(&["export", "--as-of", &n.to_string()], None));
+    assert_eq!(past.lines().count() as u64, n);
+    assert!(all.starts_with(&past));
+    let v = json(&t.cairn(&["replay", "s1", "--as-of", "5", "--json"], None));
+    assert_eq!(
+        v["boundaries"].as_array().unwrap().len(),
+        0,
+        "the summary is record 6"
+    );
+    let o = t.cairn(&["why", "prior:0", "--stream", "s1", "--as-of", "4"], None);
+    assert_eq!(code(&o), 2, "no head yet: {}", stderr(&o));
+    let o = t.cairn(&["gates", "--as-of", "999"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("past the end of the log"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn export_dot_has_stable_ids_and_renders_with_graphviz() {
+    let t = Tmp::new();
+    demo(&t);
+    let a = stdout(&t.cairn(&["export", "--format", "dot", "--stream", "staging"], None));
+    let b = stdout(&t.cairn(&["export", "--format", "dot", "--stream", "staging"], None));
+    assert_eq!(a, b);
+    assert!(a.starts_with("digraph cairn {"));
+    assert!(!a.contains("libfoo"), "only the staging stream");
+    assert!(a.contains("[label=\"evicts\"]") && a.contains("color=red"));
+    let json_lines = stdout(&t.cairn(&["export", "--stream", "staging"], None));
+    for l in json_lines.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert!(
+            a.contains(&format!("r{}", &v["rid"].as_str().unwrap()[..16])),
+            "{v}"
+        );
+    }
+    if Command::new("dot").arg("-V").output().is_err() {
+        eprintln!("skipped rendering: graphviz `dot` is not installed (apt-get install graphviz)");
+        return;
+    }
+    let path = t.file("g.dot", a.as_bytes());
+    let o = Command::new("dot")
+        .arg("-Tsvg")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<svg"));
+}
+
+#[test]
+fn the_report_is_self_contained_and_renders_in_a_headless_browser() {
+    let t = Tmp::new();
+    demo(&t);
+    let out = t.dir.path().join("m.html");
+    let o = t.cairn(&["report", "migration", "-o", out.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for external in ["src=", "href=", "@import", "url("] {
+        assert!(
+            !html.contains(external),
+            "the report must not load {external}"
+        );
+    }
+    assert!(html.contains("<svg id=\"timeline\"") && html.contains("<svg id=\"chart\""));
+    assert!(html.contains("polyline points") && html.contains("class=\"mark refused\""));
+    assert!(html.contains("pin-loss") && html.contains("unpinned-reference"));
+
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| {
+            Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+    else {
+        eprintln!("skipped the browser check: no chromium is installed (apt-get install chromium)");
+        return;
+    };
+    let claim = html
+        .split("data-claim=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let profile = t.dir.path().join("profile");
+    let url = format!("file://{}#claim={claim}", out.display());
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ];
+    let dom = Command::new(chromium)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(
+        dom.contains("Boundary 5: admitted"),
+        "the script ran and selected the last boundary"
+    );
+    assert!(
+        dom.contains("Lineage of: orders_old is being archived"),
+        "clicking a claim (here: its link) shows its lineage"
+    );
+    let png = t.dir.path().join("m.png");
+    let shot = Command::new(chromium)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--window-size=1100,1600")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(shot.status.success());
+    assert!(
+        std::fs::metadata(&png).unwrap().len() > 20_000,
+        "a real page was drawn"
+    );
+}
+
+#[test]
+fn the_seed_examples_run_and_print_their_replays() {
+    for (example, marker) in [
+        ("libfoo", "action 'pip install libfoo==2.4.0': refused"),
+        ("port_5433", "provenance first lost at log index"),
+        ("drop_table", "anchored score 0.00, gap 0.91"),
+    ] {
+        let o = Command::new(env!("CARGO"))
+            .args(["run", "--quiet", "--example", example])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{example}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(marker), "{example}: {out}");
+        assert!(out.contains("REFUSED"), "{example}");
+    }
+}
