@@ -124,6 +124,12 @@ pub enum ErrorKind {
         /// The log's size.
         size: u64,
     },
+    /// A Merkle proof request or check failed.
+    #[error("{0}")]
+    Proof(#[from] crate::merkle::ProofError),
+    /// A checkpoint, key or proof check failed.
+    #[error("{0}")]
+    Check(crate::checkpoint::CheckError),
     /// The scorer failed.
     #[error("{0}")]
     Score(String),
@@ -161,6 +167,9 @@ impl Error {
                 | ErrorKind::CorruptFile { .. }
                 | ErrorKind::CorruptRecord { .. }
                 | ErrorKind::NotALedger { .. }
+                | ErrorKind::Check(crate::checkpoint::CheckError::History(_))
+                | ErrorKind::Check(crate::checkpoint::CheckError::Signature { .. })
+                | ErrorKind::Check(crate::checkpoint::CheckError::Proof(_))
         )
     }
 }

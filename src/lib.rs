@@ -30,11 +30,13 @@
 //! # Ok(()) }
 //! ```
 
+pub mod checkpoint;
 pub mod error;
 pub mod gate;
 pub mod graph;
 pub mod ingest;
 pub mod json;
+pub mod merkle;
 
 pub mod record;
 pub mod replay;

@@ -9,6 +9,7 @@ pub use tables::{Facts, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
 use crate::error::{ErrorKind, Result};
+use crate::merkle::{Hash, Nodes, Scheme};
 use crate::record::{
     decode, encode, Author, Kind, Record, Relation, Rid, Status, Summary, Verdict, FORMAT_VERSION,
     MAX_RECORD_BYTES,
@@ -19,6 +20,33 @@ use redb::{
 };
 use std::path::{Path, PathBuf};
 use tables::*;
+
+/// Perfect-subtree hashes of a ledger state, for the Merkle log.
+pub struct StoreNodes<'a, R: Read>(pub &'a R);
+
+impl<R: Read> Nodes for StoreNodes<'_, R> {
+    fn scheme(&self) -> Scheme {
+        Scheme::Blake3
+    }
+
+    fn node(&self, level: u32, index: u64) -> Result<Hash> {
+        let found = if level == 0 {
+            self.0.rid_at(index)?.map(|r| r.0)
+        } else {
+            let table = self.0.tx().table(MERKLE)?;
+            let level = u8::try_from(level).unwrap_or(u8::MAX);
+            let hash = table.get((level, index))?.map(|g| g.value());
+            hash
+        };
+        found.ok_or_else(|| {
+            ErrorKind::CorruptFile {
+                path: "merkle table".into(),
+                detail: format!("the subtree hash at level {level}, index {index} is missing"),
+            }
+            .into()
+        })
+    }
+}
 
 /// An open ledger file.
 pub struct Ledger {
@@ -198,6 +226,7 @@ impl Ledger {
         txn.open_table(EVICTIONS)?;
         txn.open_table(VERDICTS)?;
         txn.open_table(BY_KIND)?;
+        txn.open_table(MERKLE)?;
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
@@ -478,6 +507,7 @@ impl Batch {
         self.txn.open_table(RECORDS)?.insert(index, bytes)?;
         self.txn.open_table(LOG)?.insert(index, rid.0)?;
         self.txn.open_table(RIDS)?.insert(rid.0, index)?;
+        self.extend_tree(index, rid)?;
         self.txn
             .open_table(BY_KIND)?
             .insert((record.kind() as u8, index), rid.0)?;
@@ -489,6 +519,25 @@ impl Batch {
             }
         }
         Ok(index)
+    }
+
+    /// Stores the hash of every perfect subtree that leaf `index` completes.
+    fn extend_tree(&mut self, index: u64, rid: Rid) -> Result<()> {
+        let nodes = StoreNodes(&*self);
+        let mut completed = Vec::new();
+        let (mut h, mut i, mut level) = (rid.0, index, 0u32);
+        while i & 1 == 1 {
+            let left = nodes.node(level, i - 1)?;
+            h = Scheme::Blake3.node(&left, &h);
+            i >>= 1;
+            level += 1;
+            completed.push((level as u8, i, h));
+        }
+        let mut table = self.txn.open_table(MERKLE)?;
+        for (level, i, h) in completed {
+            table.insert((level, i), h)?;
+        }
+        Ok(())
     }
 
     fn update_stream(&mut self, stream: &str, f: impl FnOnce(&mut StreamState)) -> Result<()> {

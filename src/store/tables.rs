@@ -40,7 +40,11 @@ pub const CONTRADICTIONS: MultimapTableDefinition<[u8; 32], [u8; 32]> =
     MultimapTableDefinition::new("contradictions");
 /// (kind byte, log index) -> rid: every record of a kind, in log order.
 pub const BY_KIND: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("by_kind");
-/// Ledger metadata: `format` and `ledger_id`.
+/// (level >= 1, index) -> the hash of the perfect subtree of leaves
+/// `index * 2^level .. (index + 1) * 2^level`; level 0 is the `log` table itself.
+pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("merkle");
+/// Ledger metadata: `format`, `ledger_id`, and `signed_size`/`signed_root` of the last
+/// checkpoint signed.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 
 /// Facts derived once, at append, for claims and summaries.

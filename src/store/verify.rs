@@ -139,10 +139,11 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     compare(out, tx, &fresh, "evictions", EVICTIONS)?;
     compare(out, tx, &fresh, "verdicts", VERDICTS)?;
     compare(out, tx, &fresh, "by_kind", BY_KIND)?;
+    compare(out, tx, &fresh, "merkle", MERKLE)?;
     compare(out, tx, &fresh, "status", STATUS)?;
     compare(out, tx, &fresh, "regrounded", REGROUNDED)?;
     compare_multimap(out, tx, &fresh, "contradictions", CONTRADICTIONS)?;
-    out.tables_compared = 16;
+    out.tables_compared = 17;
     Ok(report)
 }
 

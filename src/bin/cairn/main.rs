@@ -7,6 +7,7 @@
 
 mod commands;
 mod ingest_cmd;
+mod tlog;
 
 use cairn::gate::{Gatekeeper, Policy};
 use cairn::record::Kind;
@@ -47,8 +48,56 @@ enum Command {
         /// A JSON Lines file, or `-` for standard input.
         file: String,
     },
-    /// Recompute every rid, re-check every link and rebuild every derived table.
-    Verify,
+    /// Recompute every rid, re-check every link and rebuild every derived table; with
+    /// --against, check that the ledger still holds a checkpoint's history.
+    Verify {
+        /// A checkpoint file (plain or signed) the ledger must still be consistent with.
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// The verifier key (from `cairn keygen`) whose signature the checkpoint must carry.
+        #[arg(long, requires = "against")]
+        pubkey: Option<PathBuf>,
+    },
+    /// Print a checkpoint of the Merkle log: origin, size and root; signed with --key.
+    Checkpoint {
+        /// A signing key from `cairn keygen`.
+        #[arg(long)]
+        key: Option<PathBuf>,
+    },
+    /// Write a new Ed25519 signing key to FILE and its verifier key to FILE.pub.
+    Keygen {
+        /// Where to write the signing key.
+        #[arg(short = 'o', long = "output")]
+        output: PathBuf,
+        /// The key's name, written in signature lines.
+        #[arg(long, default_value = "cairn")]
+        name: String,
+    },
+    /// Print a Merkle proof.
+    Prove {
+        #[command(subcommand)]
+        what: ProveCommand,
+    },
+    /// Print a record's canonical bytes in hex, for an offline inclusion check.
+    Bytes {
+        /// A rid or a unique prefix of 8 or more hex digits.
+        reference: String,
+    },
+    /// Check an inclusion proof with only a checkpoint, the proof and the record's bytes.
+    CheckInclusion {
+        /// The checkpoint file.
+        #[arg(long)]
+        checkpoint: PathBuf,
+        /// The proof file from `cairn prove inclusion`.
+        #[arg(long)]
+        proof: PathBuf,
+        /// The record's canonical bytes, in hex (from `cairn bytes`) or raw.
+        #[arg(long)]
+        record: PathBuf,
+        /// The verifier key whose signature the checkpoint must carry.
+        #[arg(long)]
+        pubkey: Option<PathBuf>,
+    },
     /// Count records, streams and derived facts.
     Stats,
     /// Print the record graph: JSON Lines (every record with its fields and rid) or dot.
@@ -121,6 +170,25 @@ enum Command {
     },
     /// Score JSON Lines {"claim":..,"source":..} from stdin; print entailment, contradiction, similarity.
     Score,
+}
+
+#[derive(Subcommand)]
+enum ProveCommand {
+    /// That a record is in the log at a size.
+    Inclusion {
+        /// A rid or a unique prefix of 8 or more hex digits.
+        reference: String,
+        /// The tree size (default: the current size).
+        #[arg(long)]
+        size: Option<u64>,
+    },
+    /// That the log at OLD records is a prefix of the log at NEW.
+    Consistency {
+        /// The older size.
+        old: u64,
+        /// The newer size.
+        new: u64,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -207,7 +275,28 @@ fn run(cli: &Cli) -> Outcome {
     let gate = gatekeeper(cli)?;
     match &cli.command {
         Command::Ingest { file } => ingest_cmd::run(&cli.db, &gate, file, cli.json),
-        Command::Verify => verify(&cli.db, cli.json),
+        Command::Verify { against: None, .. } => verify(&cli.db, cli.json),
+        Command::Verify {
+            against: Some(file),
+            pubkey,
+        } => tlog::verify_against(&cli.db, file, pubkey.as_deref(), cli.json),
+        Command::Checkpoint { key } => tlog::checkpoint(&cli.db, key.as_deref()),
+        Command::Keygen { output, name } => tlog::keygen(output, name),
+        Command::Prove { what } => match what {
+            ProveCommand::Inclusion { reference, size } => {
+                tlog::prove_inclusion(&cli.db, reference, *size, cli.json)
+            }
+            ProveCommand::Consistency { old, new } => {
+                tlog::prove_consistency(&cli.db, *old, *new, cli.json)
+            }
+        },
+        Command::Bytes { reference } => tlog::bytes(&cli.db, reference),
+        Command::CheckInclusion {
+            checkpoint,
+            proof,
+            record,
+            pubkey,
+        } => tlog::check_inclusion(checkpoint, proof, record, pubkey.as_deref()),
         Command::Stats => stats(&cli.db, cli.json),
         Command::Export {
             format,
