@@ -283,3 +283,44 @@ fn an_inclusion_checks_offline_with_a_checkpoint_a_proof_and_a_record() {
         "record 4 is not in the first 4"
     );
 }
+
+#[test]
+fn an_empty_ledger_checkpoints_at_size_0_with_the_empty_root() {
+    let t = Tmp::new();
+    let f = t.file("empty.jsonl", b"");
+    assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
+    let o = t.cairn(&["checkpoint"], None);
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], "0");
+    use base64::Engine;
+    let root = base64::engine::general_purpose::STANDARD
+        .decode(lines[2])
+        .unwrap();
+    let hex: String = root.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        hex,
+        "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
+    );
+    let cp = t.file("cp0", text.as_bytes());
+    ingest(&t, LIBFOO);
+    assert_eq!(
+        code(&against(&t, &cp, None)),
+        0,
+        "every ledger extends its empty beginning"
+    );
+    let rid = stdout(&t.cairn(&["export"], None))
+        .lines()
+        .next()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["rid"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .unwrap();
+    assert_eq!(
+        code(&t.cairn(&["prove", "inclusion", &rid, "--size", "0"], None)),
+        2
+    );
+}
