@@ -43,6 +43,7 @@ pub mod replay;
 pub mod report;
 pub mod score;
 pub mod store;
+pub mod workload;
 
 pub use error::{Error, ErrorKind, Result};
 pub use store::{Appended, Batch, Ledger, Read, Snapshot, StreamState, VerifyReport};

@@ -8,7 +8,7 @@ use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
 use crate::score::text::{identifiers, is_hedged};
 use crate::store::Read;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// How a node of a derivation tree was reached from its parent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,18 +114,34 @@ fn verdict_of<R: Read>(read: &R, subject: &Rid) -> Result<Option<(u64, Verdict)>
 
 struct Walker<'a, R: Read> {
     read: &'a R,
-    /// Claim -> (boundary number, summary) of the first admitted summary of its stream
-    /// holding it.
-    carried_by: HashMap<Rid, (usize, Rid)>,
-    evicted_at: HashMap<Rid, usize>,
     seen: HashSet<Rid>,
     claims: Vec<(u64, Rid)>,
 }
 
+fn admitted<R: Read>(read: &R, summary: &Rid) -> Result<bool> {
+    Ok(verdict_of(read, summary)?.is_some_and(|(_, v)| v.admitted))
+}
+
 impl<R: Read> Walker<'_, R> {
+    /// The first admitted summary that held a claim, and its boundary number: read from the
+    /// claim's reverse links, not by scanning the stream.
+    fn carrier(&self, claim: &Rid) -> Result<Option<(usize, Rid)>> {
+        let mut best: Option<(usize, Rid)> = None;
+        for dep in self.read.dependents(claim)? {
+            if self.read.kind_of(&dep)? != Some(Kind::Summary) || !admitted(self.read, &dep)? {
+                continue;
+            }
+            let n = self.read.ordinal(&dep)?.unwrap_or(0) as usize;
+            if best.is_none_or(|(b, _)| n < b) {
+                best = Some((n, dep));
+            }
+        }
+        Ok(best)
+    }
+
     fn span_node(&mut self, rid: Rid, hop: Hop, span: Span) -> Result<Node> {
-        let status = match self.evicted_at.get(&rid) {
-            Some(b) => format!("raw, evicted by summary {b}"),
+        let status = match self.read.evicted_by(&rid)? {
+            Some(s) => format!("raw, evicted by summary {}", self.read.ordinal(&s)?.unwrap_or(0)),
             None => "raw, in the window".to_string(),
         };
         Ok(Node {
@@ -167,11 +183,8 @@ impl<R: Read> Walker<'_, R> {
             match self.read.get(w)? {
                 Some(Record::Span(s)) => node.children.push(self.span_node(*w, Hop::Witness, s)?),
                 Some(Record::Claim(_)) => {
-                    let hop = match self.carried_by.get(w) {
-                        Some((boundary, summary)) => Hop::Carried {
-                            summary: *summary,
-                            boundary: *boundary,
-                        },
+                    let hop = match self.carrier(w)? {
+                        Some((boundary, summary)) => Hop::Carried { summary, boundary },
                         None => Hop::Witness,
                     };
                     node.children.push(self.claim_node(*w, hop)?);
@@ -213,26 +226,11 @@ fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
 /// A claim's derivation tree down to the raw spans, each hop labelled, and every point where
 /// its provenance was lost, earliest first.
 pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
-    let Some(Record::Claim(c)) = read.get(&claim)? else {
+    let Some(Record::Claim(_)) = read.get(&claim)? else {
         return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
     };
-    let mut carried_by = HashMap::new();
-    let mut evicted_at = HashMap::new();
-    for (n, (rid, _, s)) in boundaries(read, &c.stream)?.into_iter().enumerate() {
-        if !verdict_of(read, &rid)?.is_some_and(|(_, v)| v.admitted) {
-            continue;
-        }
-        for cl in &s.claims {
-            carried_by.entry(*cl).or_insert((n + 1, rid));
-        }
-        for sp in &s.evicts {
-            evicted_at.entry(*sp).or_insert(n + 1);
-        }
-    }
     let mut w = Walker {
         read,
-        carried_by,
-        evicted_at,
         seen: HashSet::new(),
         claims: Vec::new(),
     };
@@ -345,28 +343,23 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
             }
         }
     }
-    // Disconfirmers that admitted summaries evicted.
-    for (n, (rid, _, s)) in boundaries(read, &c.stream)?.into_iter().enumerate() {
-        let Some((vindex, v)) = verdict_of(read, &rid)? else {
-            continue;
-        };
-        if !v.admitted {
-            continue;
-        }
-        for (_, cl) in &claims {
-            for sp in read.contradicting_spans(cl)? {
-                if s.evicts.contains(&sp) && recorded.insert((format!("evicted:{sp}"), *cl)) {
-                    let turn = match read.get(&sp)? {
-                        Some(Record::Span(x)) => x.turn,
-                        _ => 0,
-                    };
-                    losses.push(Loss {
-                        index: vindex,
-                        gate: names::EVICTED_DISCONFIRMER.into(),
-                        claim: *cl,
-                        detail: format!("summary {} evicted turn {turn}, which a judgement says contradicts this line of claims", n + 1),
-                    });
-                }
+    // Disconfirmers that admitted summaries evicted: each contradicting span's evictor.
+    for (_, cl) in &claims {
+        for sp in read.contradicting_spans(cl)? {
+            let Some(summary) = read.evicted_by(&sp)? else { continue };
+            let Some((vindex, _)) = verdict_of(read, &summary)? else { continue };
+            if recorded.insert((format!("evicted:{sp}"), *cl)) {
+                let turn = match read.get(&sp)? {
+                    Some(Record::Span(x)) => x.turn,
+                    _ => 0,
+                };
+                let n = read.ordinal(&summary)?.unwrap_or(0);
+                losses.push(Loss {
+                    index: vindex,
+                    gate: names::EVICTED_DISCONFIRMER.into(),
+                    claim: *cl,
+                    detail: format!("summary {n} evicted turn {turn}, which a judgement says contradicts this line of claims"),
+                });
             }
         }
     }

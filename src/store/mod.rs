@@ -227,6 +227,7 @@ impl Ledger {
         txn.open_table(VERDICTS)?;
         txn.open_table(BY_KIND)?;
         txn.open_table(MERKLE)?;
+        txn.open_table(ORDINALS)?;
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
@@ -608,6 +609,9 @@ impl Batch {
                     depth: Some(depth),
                 };
                 self.set_facts(Kind::Summary, rid, facts)?;
+                let ordinal = self.stream(&s.stream)?.proposals + 1;
+                self.txn.open_table(ORDINALS)?.insert(rid.0, ordinal)?;
+                self.update_stream(&s.stream, |st| st.proposals = ordinal)?;
             }
             Record::Verdict(v) => {
                 self.txn.open_table(VERDICTS)?.insert(v.subject.0, rid.0)?;

@@ -274,6 +274,11 @@ pub trait Read {
             }))
     }
 
+    /// A summary's boundary number: its position among its stream's summaries, from 1.
+    fn ordinal(&self, summary: &Rid) -> Result<Option<u64>> {
+        Ok(self.tx().table(ORDINALS)?.get(&summary.0)?.map(|g| g.value()))
+    }
+
     /// The latest reground of a claim.
     fn regrounded(&self, claim: &Rid) -> Result<Option<Rid>> {
         Ok(self

@@ -43,6 +43,8 @@ pub const BY_KIND: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("
 /// (level >= 1, index) -> the hash of the perfect subtree of leaves
 /// `index * 2^level .. (index + 1) * 2^level`; level 0 is the `log` table itself.
 pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("merkle");
+/// Summary rid -> its position among its stream's summaries (1-based): its boundary number.
+pub const ORDINALS: TableDefinition<[u8; 32], u64> = TableDefinition::new("ordinals");
 /// Ledger metadata: `format`, `ledger_id`, and `signed_size`/`signed_root` of the last
 /// checkpoint signed.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
@@ -87,6 +89,8 @@ pub struct StreamState {
     pub summaries: u64,
     /// Summaries refused.
     pub refused: u64,
+    /// Summaries appended, admitted, refused or not gated.
+    pub proposals: u64,
 }
 
 impl StreamState {

@@ -1,0 +1,282 @@
+//! A deterministic workload shaped like real agent sessions, for benchmarks and tests: spans of
+//! 100 B to 4 KB (user turns, assistant turns, tool outputs with paths, versions, ports and
+//! stack traces), a compaction every 40 turns with 20 to 60 claims (some carried from the
+//! previous summary, some built on earlier claims), pins, and occasional contradictions.
+//!
+//! The same seed always gives the same records, so two stores can be fed the same workload.
+
+use crate::record::{
+    encode, Author, Claim, Judgement, Origin, Pin, PinClass, PinItem, Record, Relation, Rid, Role,
+    Span, Summary,
+};
+
+/// A small, fast, deterministic generator (xorshift64*).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+
+    /// One element of a list.
+    pub fn pick<'a, T>(&mut self, list: &'a [T]) -> &'a T {
+        &list[(self.next_u64() % list.len() as u64) as usize]
+    }
+
+    /// True with probability `p` in 1/1000.
+    pub fn chance(&mut self, per_mille: u64) -> bool {
+        self.next_u64() % 1000 < per_mille
+    }
+}
+
+const NOUNS: &[&str] = &[
+    "cache", "client", "scheduler", "parser", "index", "ledger", "queue", "token", "session",
+    "worker", "router", "bucket", "schema", "migration", "socket", "buffer", "config", "proxy",
+    "profile", "report", "invoice", "account", "template", "pipeline", "artifact", "manifest",
+    "checkpoint", "snapshot", "replica", "shard", "tenant", "webhook", "cursor", "batch",
+    "gateway", "limiter", "encoder", "decoder", "registry", "catalog", "planner", "executor",
+];
+const VERBS: &[&str] = &[
+    "moved", "renamed", "split", "merged", "cached", "retried", "validated", "rewrote",
+    "benchmarked", "profiled", "documented", "archived", "throttled", "sharded", "inlined",
+];
+const CRATES: &[&str] = &["libfoo", "serde", "tokio", "hyper", "rustls", "regex", "clap", "redb"];
+
+/// What the generator emits, in order.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// A record to append as it is.
+    Append(Record),
+    /// A compaction proposal; its claims were emitted just before it.
+    Compaction(Summary),
+}
+
+/// The knobs of a workload.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// Streams (agent sessions) interleaved.
+    pub streams: u64,
+    /// Turns between compactions.
+    pub compaction_every: u64,
+    /// Least and most claims per compaction.
+    pub claims: (u64, u64),
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape {
+            streams: 4,
+            compaction_every: 40,
+            claims: (20, 60),
+        }
+    }
+}
+
+struct StreamGen {
+    name: String,
+    turn: u64,
+    window: Vec<(Rid, String)>,
+    head: Option<Rid>,
+    head_claims: Vec<Rid>,
+    self_depth: u64,
+}
+
+/// The generator: an endless, deterministic sequence of steps.
+pub struct Workload {
+    rng: Rng,
+    shape: Shape,
+    streams: Vec<StreamGen>,
+    next: usize,
+    queue: std::collections::VecDeque<Step>,
+}
+
+fn rid_of(r: &Record) -> Rid {
+    Rid::of_bytes(&encode(r))
+}
+
+impl Workload {
+    /// A workload from a seed and a shape.
+    pub fn new(seed: u64, shape: Shape) -> Workload {
+        let streams = (0..shape.streams.max(1))
+            .map(|i| StreamGen {
+                name: format!("session-{seed}-{i}"),
+                turn: 0,
+                window: Vec::new(),
+                head: None,
+                head_claims: Vec::new(),
+                self_depth: 0,
+            })
+            .collect();
+        Workload {
+            rng: Rng::new(seed),
+            shape,
+            streams,
+            next: 0,
+            queue: Default::default(),
+        }
+    }
+
+    fn text(rng: &mut Rng, role: Role, turn: u64) -> String {
+        let (a, b, c, v) = (rng.pick(NOUNS), rng.pick(NOUNS), rng.pick(NOUNS), rng.pick(VERBS));
+        let krate = rng.pick(CRATES);
+        let (major, minor, patch) = (rng.range(0, 3), rng.range(0, 40), rng.range(0, 20));
+        let port = rng.range(1024, 9999);
+        let target = match role {
+            Role::User => rng.range(100, 400),
+            Role::Assistant => rng.range(200, 1500),
+            _ => rng.range(300, 4000),
+        } as usize;
+        let mut s = match role {
+            Role::User => format!("Turn {turn}: please check how the {a} talks to the {b}; we stay on {krate} {major}.{minor}.{patch} and the {c} listens on port {port}."),
+            Role::Assistant => format!("I {v} the {a} handling into src/{a}/{b}.rs; the {c} now owns its retry budget of {} attempts.", rng.range(2, 9)),
+            _ => format!("$ cargo test -p {a}\n   Compiling {krate} v{major}.{minor}.{patch}\nrunning {} tests\ntest {b}::{c} ... ok\n", rng.range(3, 90)),
+        };
+        while s.len() < target {
+            let (x, y) = (rng.pick(NOUNS), rng.pick(NOUNS));
+            let line = match (role, rng.range(0, 3)) {
+                (Role::Tool, 0) => format!("thread 'main' panicked at src/{x}/{y}.rs:{}:{}\n", rng.range(1, 900), rng.range(1, 80)),
+                (Role::Tool, 1) => format!("   at {x}::{y}::handle (src/{x}/mod.rs:{})\n", rng.range(1, 500)),
+                (Role::Tool, _) => format!("{x} {y} listening on 127.0.0.1:{} ok\n", rng.range(1024, 9999)),
+                (_, 0) => format!(" The {x} depends on the {y} through src/{x}/{y}.rs."),
+                (_, 1) => format!(" Keep the {x} behind the {y} for now."),
+                _ => format!(" Next, look at the {x} and the {y} together."),
+            };
+            s.push_str(&line);
+        }
+        s.truncate(target.max(100));
+        while !s.is_char_boundary(s.len()) {
+            s.pop();
+        }
+        s
+    }
+
+    fn turn(&mut self, si: usize) {
+        let rng = &mut self.rng;
+        let st = &mut self.streams[si];
+        let role = match rng.range(0, 19) {
+            0..=4 => Role::User,
+            5..=11 => Role::Assistant,
+            _ => Role::Tool,
+        };
+        let text = Workload::text(rng, role, st.turn);
+        let span = Record::Span(Span {
+            stream: st.name.clone(),
+            turn: st.turn,
+            role,
+            tool: (role == Role::Tool).then(|| "shell".to_string()),
+            text: text.clone(),
+        });
+        let rid = rid_of(&span);
+        self.queue.push_back(Step::Append(span));
+        if st.turn == 0 {
+            let pin = Record::Pin(Pin {
+                stream: st.name.clone(),
+                name: "constraints".into(),
+                items: vec![
+                    PinItem { class: PinClass::Prohibition, text: "never run DROP TABLE on production".into(), witness: None },
+                    PinItem { class: PinClass::Commitment, text: format!("stay on {} {}", rng.pick(CRATES), "2.3.1"), witness: None },
+                ],
+            });
+            self.queue.push_back(Step::Append(pin));
+        }
+        st.turn += 1;
+        st.window.push((rid, text));
+        if st.turn % self.shape.compaction_every == 0 {
+            self.compact(si);
+        }
+    }
+
+    fn compact(&mut self, si: usize) {
+        let rng = &mut self.rng;
+        let st = &mut self.streams[si];
+        let n = rng.range(self.shape.claims.0, self.shape.claims.1);
+        let mut claims = Vec::new();
+        let carried = (n / 4).min(st.head_claims.len() as u64);
+        for k in 0..carried as usize {
+            claims.push(st.head_claims[k]);
+        }
+        let mut last_claim: Option<Rid> = None;
+        while (claims.len() as u64) < n {
+            let (span, text) = rng.pick(&st.window).clone();
+            let words: Vec<&str> = text.split_whitespace().take(rng.range(6, 12) as usize).collect();
+            // One claim in ten rests on the previous one as well: chains of claims.
+            let mut witnesses = vec![span];
+            if let (Some(prev), true) = (last_claim, rng.chance(100)) {
+                witnesses.push(prev);
+            }
+            let claim = Record::Claim(Claim {
+                stream: st.name.clone(),
+                text: words.join(" "),
+                origin: rng.pick(&[Origin::UserSaid, Origin::ToolOutput, Origin::Inferred]).clone(),
+                witnesses,
+                actionable: rng.chance(300),
+            });
+            let rid = rid_of(&claim);
+            if claims.contains(&rid) {
+                continue;
+            }
+            self.queue.push_back(Step::Append(claim));
+            claims.push(rid);
+            last_claim = Some(rid);
+        }
+        if rng.chance(200) && !st.head_claims.is_empty() {
+            let (span, _) = rng.pick(&st.window).clone();
+            self.queue.push_back(Step::Append(Record::Judgement(Judgement {
+                claim: st.head_claims[0],
+                span,
+                relation: Relation::Contradicts,
+                score: 8000,
+                scorer: "workload".into(),
+            })));
+        }
+        let separate = st.self_depth >= 2 && rng.chance(500);
+        let summary = Summary {
+            stream: st.name.clone(),
+            parent: st.head,
+            author: if separate { Author::Separate } else { Author::SelfAuthored },
+            budget: 4000,
+            covers: st.window.iter().map(|w| w.0).collect(),
+            evicts: st.window.iter().take(st.window.len() / 2).map(|w| w.0).collect(),
+            claims: claims.clone(),
+            self_score: Some(rng.range(8000, 9800) as u16),
+            reground: false,
+        };
+        st.self_depth = if separate { 0 } else { st.self_depth + 1 };
+        let mut canonical = Record::Summary(summary.clone());
+        canonical.canonicalize();
+        st.head = Some(rid_of(&canonical));
+        st.head_claims = claims;
+        st.window.clear();
+        self.queue.push_back(Step::Compaction(summary));
+    }
+}
+
+impl Iterator for Workload {
+    type Item = Step;
+
+    fn next(&mut self) -> Option<Step> {
+        while self.queue.is_empty() {
+            let si = self.next % self.streams.len();
+            self.next += 1;
+            self.turn(si);
+        }
+        self.queue.pop_front()
+    }
+}
