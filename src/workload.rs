@@ -47,17 +47,69 @@ impl Rng {
 }
 
 const NOUNS: &[&str] = &[
-    "cache", "client", "scheduler", "parser", "index", "ledger", "queue", "token", "session",
-    "worker", "router", "bucket", "schema", "migration", "socket", "buffer", "config", "proxy",
-    "profile", "report", "invoice", "account", "template", "pipeline", "artifact", "manifest",
-    "checkpoint", "snapshot", "replica", "shard", "tenant", "webhook", "cursor", "batch",
-    "gateway", "limiter", "encoder", "decoder", "registry", "catalog", "planner", "executor",
+    "cache",
+    "client",
+    "scheduler",
+    "parser",
+    "index",
+    "ledger",
+    "queue",
+    "token",
+    "session",
+    "worker",
+    "router",
+    "bucket",
+    "schema",
+    "migration",
+    "socket",
+    "buffer",
+    "config",
+    "proxy",
+    "profile",
+    "report",
+    "invoice",
+    "account",
+    "template",
+    "pipeline",
+    "artifact",
+    "manifest",
+    "checkpoint",
+    "snapshot",
+    "replica",
+    "shard",
+    "tenant",
+    "webhook",
+    "cursor",
+    "batch",
+    "gateway",
+    "limiter",
+    "encoder",
+    "decoder",
+    "registry",
+    "catalog",
+    "planner",
+    "executor",
 ];
 const VERBS: &[&str] = &[
-    "moved", "renamed", "split", "merged", "cached", "retried", "validated", "rewrote",
-    "benchmarked", "profiled", "documented", "archived", "throttled", "sharded", "inlined",
+    "moved",
+    "renamed",
+    "split",
+    "merged",
+    "cached",
+    "retried",
+    "validated",
+    "rewrote",
+    "benchmarked",
+    "profiled",
+    "documented",
+    "archived",
+    "throttled",
+    "sharded",
+    "inlined",
 ];
-const CRATES: &[&str] = &["libfoo", "serde", "tokio", "hyper", "rustls", "regex", "clap", "redb"];
+const CRATES: &[&str] = &[
+    "libfoo", "serde", "tokio", "hyper", "rustls", "regex", "clap", "redb",
+];
 
 /// What the generator emits, in order.
 #[derive(Debug, Clone)]
@@ -91,6 +143,8 @@ impl Default for Shape {
 
 struct StreamGen {
     name: String,
+    /// Each crate's version in this session: a real session does not change them at random.
+    versions: Vec<String>,
     turn: u64,
     window: Vec<(Rid, String)>,
     head: Option<Rid>,
@@ -116,6 +170,16 @@ impl Workload {
     pub fn new(seed: u64, shape: Shape) -> Workload {
         let streams = (0..shape.streams.max(1))
             .map(|i| StreamGen {
+                versions: (0..CRATES.len() as u64)
+                    .map(|k| {
+                        format!(
+                            "{}.{}.{}",
+                            (seed + i + k) % 3,
+                            (seed * 7 + i * 3 + k * 5) % 40,
+                            (seed + k * 11) % 20
+                        )
+                    })
+                    .collect(),
                 name: format!("session-{seed}-{i}"),
                 turn: 0,
                 window: Vec::new(),
@@ -133,10 +197,15 @@ impl Workload {
         }
     }
 
-    fn text(rng: &mut Rng, role: Role, turn: u64) -> String {
-        let (a, b, c, v) = (rng.pick(NOUNS), rng.pick(NOUNS), rng.pick(NOUNS), rng.pick(VERBS));
-        let krate = rng.pick(CRATES);
-        let (major, minor, patch) = (rng.range(0, 3), rng.range(0, 40), rng.range(0, 20));
+    fn text(rng: &mut Rng, role: Role, turn: u64, versions: &[String]) -> String {
+        let (a, b, c, v) = (
+            rng.pick(NOUNS),
+            rng.pick(NOUNS),
+            rng.pick(NOUNS),
+            rng.pick(VERBS),
+        );
+        let k = (rng.next_u64() % CRATES.len() as u64) as usize;
+        let (krate, version) = (CRATES[k], &versions[k]);
         let port = rng.range(1024, 9999);
         let target = match role {
             Role::User => rng.range(100, 400),
@@ -144,16 +213,26 @@ impl Workload {
             _ => rng.range(300, 4000),
         } as usize;
         let mut s = match role {
-            Role::User => format!("Turn {turn}: please check how the {a} talks to the {b}; we stay on {krate} {major}.{minor}.{patch} and the {c} listens on port {port}."),
+            Role::User => format!("Turn {turn}: please check how the {a} talks to the {b}; we stay on {krate} {version} and the {c} listens on port {port}."),
             Role::Assistant => format!("I {v} the {a} handling into src/{a}/{b}.rs; the {c} now owns its retry budget of {} attempts.", rng.range(2, 9)),
-            _ => format!("$ cargo test -p {a}\n   Compiling {krate} v{major}.{minor}.{patch}\nrunning {} tests\ntest {b}::{c} ... ok\n", rng.range(3, 90)),
+            _ => format!("$ cargo test -p {a}\n   Compiling {krate} v{version}\nrunning {} tests\ntest {b}::{c} ... ok\n", rng.range(3, 90)),
         };
         while s.len() < target {
             let (x, y) = (rng.pick(NOUNS), rng.pick(NOUNS));
             let line = match (role, rng.range(0, 3)) {
-                (Role::Tool, 0) => format!("thread 'main' panicked at src/{x}/{y}.rs:{}:{}\n", rng.range(1, 900), rng.range(1, 80)),
-                (Role::Tool, 1) => format!("   at {x}::{y}::handle (src/{x}/mod.rs:{})\n", rng.range(1, 500)),
-                (Role::Tool, _) => format!("{x} {y} listening on 127.0.0.1:{} ok\n", rng.range(1024, 9999)),
+                (Role::Tool, 0) => format!(
+                    "thread 'main' panicked at src/{x}/{y}.rs:{}:{}\n",
+                    rng.range(1, 900),
+                    rng.range(1, 80)
+                ),
+                (Role::Tool, 1) => format!(
+                    "   at {x}::{y}::handle (src/{x}/mod.rs:{})\n",
+                    rng.range(1, 500)
+                ),
+                (Role::Tool, _) => format!(
+                    "{x} {y} listening on 127.0.0.1:{} ok\n",
+                    rng.range(1024, 9999)
+                ),
                 (_, 0) => format!(" The {x} depends on the {y} through src/{x}/{y}.rs."),
                 (_, 1) => format!(" Keep the {x} behind the {y} for now."),
                 _ => format!(" Next, look at the {x} and the {y} together."),
@@ -175,7 +254,7 @@ impl Workload {
             5..=11 => Role::Assistant,
             _ => Role::Tool,
         };
-        let text = Workload::text(rng, role, st.turn);
+        let text = Workload::text(rng, role, st.turn, &st.versions);
         let span = Record::Span(Span {
             stream: st.name.clone(),
             turn: st.turn,
@@ -190,15 +269,23 @@ impl Workload {
                 stream: st.name.clone(),
                 name: "constraints".into(),
                 items: vec![
-                    PinItem { class: PinClass::Prohibition, text: "never run DROP TABLE on production".into(), witness: None },
-                    PinItem { class: PinClass::Commitment, text: format!("stay on {} {}", rng.pick(CRATES), "2.3.1"), witness: None },
+                    PinItem {
+                        class: PinClass::Prohibition,
+                        text: "never run DROP TABLE on production".into(),
+                        witness: None,
+                    },
+                    PinItem {
+                        class: PinClass::Commitment,
+                        text: format!("stay on {} {}", CRATES[0], st.versions[0]),
+                        witness: None,
+                    },
                 ],
             });
             self.queue.push_back(Step::Append(pin));
         }
         st.turn += 1;
         st.window.push((rid, text));
-        if st.turn % self.shape.compaction_every == 0 {
+        if st.turn.is_multiple_of(self.shape.compaction_every) {
             self.compact(si);
         }
     }
@@ -215,16 +302,25 @@ impl Workload {
         let mut last_claim: Option<Rid> = None;
         while (claims.len() as u64) < n {
             let (span, text) = rng.pick(&st.window).clone();
-            let words: Vec<&str> = text.split_whitespace().take(rng.range(6, 12) as usize).collect();
+            let words: Vec<&str> = text
+                .split_whitespace()
+                .take(rng.range(6, 12) as usize)
+                .collect();
             // One claim in ten rests on the previous one as well: chains of claims.
             let mut witnesses = vec![span];
             if let (Some(prev), true) = (last_claim, rng.chance(100)) {
                 witnesses.push(prev);
             }
+            // One claim in a hundred cites nothing: the unanchored kind the gates refuse.
+            if rng.chance(10) {
+                witnesses.clear();
+            }
             let claim = Record::Claim(Claim {
                 stream: st.name.clone(),
                 text: words.join(" "),
-                origin: rng.pick(&[Origin::UserSaid, Origin::ToolOutput, Origin::Inferred]).clone(),
+                origin: rng
+                    .pick(&[Origin::UserSaid, Origin::ToolOutput, Origin::Inferred])
+                    .clone(),
                 witnesses,
                 actionable: rng.chance(300),
             });
@@ -238,22 +334,32 @@ impl Workload {
         }
         if rng.chance(200) && !st.head_claims.is_empty() {
             let (span, _) = rng.pick(&st.window).clone();
-            self.queue.push_back(Step::Append(Record::Judgement(Judgement {
-                claim: st.head_claims[0],
-                span,
-                relation: Relation::Contradicts,
-                score: 8000,
-                scorer: "workload".into(),
-            })));
+            self.queue
+                .push_back(Step::Append(Record::Judgement(Judgement {
+                    claim: st.head_claims[0],
+                    span,
+                    relation: Relation::Contradicts,
+                    score: 8000,
+                    scorer: "workload".into(),
+                })));
         }
         let separate = st.self_depth >= 2 && rng.chance(500);
         let summary = Summary {
             stream: st.name.clone(),
             parent: st.head,
-            author: if separate { Author::Separate } else { Author::SelfAuthored },
+            author: if separate {
+                Author::Separate
+            } else {
+                Author::SelfAuthored
+            },
             budget: 4000,
             covers: st.window.iter().map(|w| w.0).collect(),
-            evicts: st.window.iter().take(st.window.len() / 2).map(|w| w.0).collect(),
+            evicts: st
+                .window
+                .iter()
+                .take(st.window.len() / 2)
+                .map(|w| w.0)
+                .collect(),
             claims: claims.clone(),
             self_score: Some(rng.range(8000, 9800) as u16),
             reground: false,

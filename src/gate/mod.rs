@@ -155,6 +155,10 @@ pub(crate) struct View<'a, R: Read> {
     vocab: HashMap<Rid, Vocab>,
 }
 
+/// How many of the most overlapping spans the scorer judges a claim against, beside the
+/// claim's own raw ancestors.
+pub const CANDIDATES: usize = 4;
+
 /// The word prefixes of a text, for the candidate prefilter.
 pub(crate) struct Vocab {
     prefixes: crate::score::text::WordSet,
@@ -194,20 +198,38 @@ impl<'a, R: Read> View<'a, R> {
         }
     }
 
-    /// Whether a span can bear on a claim: at least `share` of the claim's words (by their
-    /// first five letters) are in it. With the built-in scorer a span below the raw-entailment
-    /// threshold in this share can neither entail the claim, nor look similar enough to
-    /// fabricate it, nor contradict it (SPEC.md 8.6), so the gates skip it.
-    pub fn related(&mut self, claim: &Vocab, span: Rid, text: &str, share: f64) -> bool {
-        let v = self.vocab.entry(span).or_insert_with(|| Vocab::of(text));
-        claim.overlap(v) >= share
+    /// The spans the scorer is asked about for a claim: those holding at least `share` of its
+    /// words, the [`CANDIDATES`] with the most, in log order among equals (SPEC.md 8.6).
+    pub fn candidates<'s>(
+        &mut self,
+        claim: &Vocab,
+        spans: &'s [(Rid, Span)],
+        share: f64,
+    ) -> Vec<&'s (Rid, Span)> {
+        let mut scored: Vec<(f64, usize)> = Vec::new();
+        for (i, (rid, sp)) in spans.iter().enumerate() {
+            let v = self
+                .vocab
+                .entry(*rid)
+                .or_insert_with(|| Vocab::of(&sp.text));
+            let o = claim.overlap(v);
+            if o >= share {
+                scored.push((o, i));
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored
+            .into_iter()
+            .take(CANDIDATES)
+            .map(|(_, i)| &spans[i])
+            .collect()
     }
 
     pub fn span(&mut self, rid: Rid) -> Result<Option<Span>> {
         if let Some(s) = self.spans.get(&rid) {
             return Ok(s.clone());
         }
-        let s = match self.read.get(&rid)? {
+        let s = match self.read.get_trusted(&rid)? {
             Some(Record::Span(s)) => Some(s),
             _ => None,
         };
@@ -219,7 +241,7 @@ impl<'a, R: Read> View<'a, R> {
         if let Some(c) = self.claims.get(&rid) {
             return Ok(c.clone());
         }
-        let c = match self.read.get(&rid)? {
+        let c = match self.read.get_trusted(&rid)? {
             Some(Record::Claim(c)) => Some(c),
             _ => None,
         };
@@ -485,7 +507,6 @@ impl Gatekeeper {
         let mut view = View::new(batch);
         let mut findings = Vec::new();
         let mut statuses = Vec::new();
-        let covers: HashSet<Rid> = s.covers.iter().copied().collect();
         let evicts: HashSet<Rid> = s.evicts.iter().copied().collect();
         let mut cover_spans = Vec::new();
         for c in &s.covers {
@@ -500,15 +521,8 @@ impl Gatekeeper {
                 continue;
             };
             claim_texts.push((*c, claim.clone()));
-            let check = self.judge_claim(
-                &mut view,
-                *c,
-                &claim,
-                &covers,
-                &cover_spans,
-                &evicts,
-                &mut findings,
-            )?;
+            let check =
+                self.judge_claim(&mut view, *c, &claim, &cover_spans, &evicts, &mut findings)?;
             if claim.actionable {
                 actionable += 1;
                 laundered_actionable += usize::from(check.laundered);
@@ -557,7 +571,6 @@ impl Gatekeeper {
         view: &mut View<'_, R>,
         rid: Rid,
         claim: &Claim,
-        covers: &HashSet<Rid>,
         cover_spans: &[(Rid, Span)],
         evicts: &HashSet<Rid>,
         findings: &mut Vec<Finding>,
@@ -629,19 +642,16 @@ impl Gatekeeper {
                 )));
             }
         }
-        // Fabrication: similar to the best raw span, but not entailed by any.
-        let mut raw: Vec<(Rid, Span)> = cover_spans.to_vec();
-        for a in &ancestors {
-            if !covers.contains(&a.0) {
-                raw.push(a.clone());
-            }
-        }
+        // Fabrication: similar to the best raw span, but not entailed by any. The raw spans
+        // judged are the claim's own ancestors and the covered spans most like it.
         let vocab = Vocab::of(&claim.text);
         let share = self.prefilter_share();
-        let raw: Vec<(Rid, Span)> = raw
-            .into_iter()
-            .filter(|(r, sp)| view.related(&vocab, *r, &sp.text, share))
-            .collect();
+        let mut raw: Vec<(Rid, Span)> = ancestors.clone();
+        for c in view.candidates(&vocab, cover_spans, share) {
+            if !raw.iter().any(|(r, _)| *r == c.0) {
+                raw.push(c.clone());
+            }
+        }
         let (ent, sim, at) = self.best(&claim.text, &raw)?;
         let fabricated = anchored
             && !regrounded
@@ -680,17 +690,18 @@ impl Gatekeeper {
                 }
             }
         }
+        let mut evicted = Vec::new();
         for sp in evicts {
-            if disconfirmers.iter().any(|(r, _)| r == sp) {
-                continue;
+            if !disconfirmers.iter().any(|(r, _)| r == sp) {
+                if let Some(span) = view.span(*sp)? {
+                    evicted.push((*sp, span));
+                }
             }
-            if let Some(span) = view.span(*sp)? {
-                if !view.related(&vocab, *sp, &span.text, share) {
-                    continue;
-                }
-                if self.score(&claim.text, &span.text)?.contradiction >= self.policy.contradiction {
-                    disconfirmers.insert((*sp, "the scorer"));
-                }
+        }
+        evicted.sort_by_key(|(r, _)| *r);
+        for (sp, span) in view.candidates(&vocab, &evicted, crate::score::TOPIC) {
+            if self.score(&claim.text, &span.text)?.contradiction >= self.policy.contradiction {
+                disconfirmers.insert((*sp, "the scorer"));
             }
         }
         for (sp, by) in disconfirmers {
@@ -743,40 +754,68 @@ impl Gatekeeper {
                 window.push(span_rid);
             }
         }
+        // Claims as texts to rank by overlap, in the shape `candidates` takes.
+        let claim_spans: Vec<(Rid, Span)> = claims
+            .iter()
+            .map(|(r, c)| {
+                let text = c.text.clone();
+                (
+                    *r,
+                    Span {
+                        stream: c.stream.clone(),
+                        turn: 0,
+                        role: Role::Assistant,
+                        tool: None,
+                        text,
+                    },
+                )
+            })
+            .collect();
         let mut ancestors: Vec<(Rid, HashSet<Rid>)> = Vec::new();
         for (c, _) in claims {
             let (spans, _) = view.ancestry(*c)?;
             ancestors.push((*c, spans.into_iter().map(|(r, _)| r).collect()));
         }
         let window_set: HashSet<Rid> = window.iter().copied().collect();
-        let claim_vocab: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
+        let mut window_spans = Vec::new();
+        for w in &window {
+            if let Some(sp) = view.span(*w)? {
+                window_spans.push((*w, sp));
+            }
+        }
         let share = self.prefilter_share();
         let mut lost = Vec::new();
         for (pin_name, item) in &pins {
-            let mut kept = item.witness.is_some_and(|w| window_set.contains(&w));
-            let item_vocab = Vocab::of(&item.text);
-            for (((_, claim), (_, anc)), cv) in claims.iter().zip(&ancestors).zip(&claim_vocab) {
-                if kept {
-                    break;
-                }
+            if item.witness.is_some_and(|w| window_set.contains(&w)) {
+                continue;
+            }
+            // A claim derived from the span the item was pinned from keeps the item unless it
+            // contradicts it.
+            let mut kept = false;
+            for ((_, claim), (_, anc)) in claims.iter().zip(&ancestors) {
                 if item.witness.is_some_and(|w| anc.contains(&w)) {
-                    // The claim derives from the span the item was pinned from: it keeps the
-                    // item unless it contradicts it.
                     kept = self.score(&claim.text, &item.text)?.contradiction
                         < self.policy.contradiction;
-                } else if item_vocab.overlap(cv) >= share {
-                    kept = self.score(&item.text, &claim.text)?.entailment
-                        >= self.policy.raw_entailment;
+                    if kept {
+                        break;
+                    }
                 }
             }
-            for w in &window {
-                if kept {
-                    break;
+            // Otherwise a claim or a span left in the window must entail it.
+            let item_vocab = Vocab::of(&item.text);
+            if !kept {
+                for (_, sp) in view.candidates(&item_vocab, &claim_spans, share) {
+                    if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
+                        kept = true;
+                        break;
+                    }
                 }
-                if let Some(sp) = view.span(*w)? {
-                    if view.related(&item_vocab, *w, &sp.text, share) {
-                        kept = self.score(&item.text, &sp.text)?.entailment
-                            >= self.policy.raw_entailment;
+            }
+            if !kept {
+                for (_, sp) in view.candidates(&item_vocab, &window_spans, share) {
+                    if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
+                        kept = true;
+                        break;
                     }
                 }
             }
@@ -982,14 +1021,19 @@ pub(crate) fn unpinned<R: Read>(
     stream: &str,
     pins: &[(String, crate::record::PinItem)],
 ) -> Result<Vec<classify::Item>> {
+    let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p)| p.witness).collect();
+    let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p)| key_words(&p.text)).collect();
     let mut out = Vec::new();
-    for (_, rid) in view.read.turns(stream, 0, u64::MAX)? {
-        let Some(span) = view.span(rid)? else {
-            continue;
-        };
-        for item in classify::classify(rid, &span) {
-            let covered = pins.iter().any(|(_, p)| {
-                p.witness == Some(item.span) || mostly_contains(&p.text, &item.text, 0.5)
+    {
+        for item in view.read.items(stream)? {
+            if witnessed.contains(&item.span) {
+                continue;
+            }
+            let have = content(&item.text);
+            let covered = pin_words.iter().any(|want| {
+                !want.is_empty()
+                    && want.iter().filter(|w| meets(w, &have)).count() as f64 / want.len() as f64
+                        >= 0.5
             });
             if !covered {
                 out.push(item);

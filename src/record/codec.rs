@@ -103,6 +103,27 @@ fn body<T: bincode::Decode<()>>(kind: Kind, bytes: &[u8]) -> Result<T, DecodeErr
     Ok(value)
 }
 
+/// Decodes bytes the ledger validated when it appended them, without re-checking canonical
+/// form: for internal reads on hot paths. Integrity checks (`verify`, exports, `get`) use
+/// [`decode`].
+pub fn decode_trusted(bytes: &[u8]) -> Result<Record, DecodeError> {
+    if bytes.len() < 2 {
+        return Err(DecodeError::TooShort(bytes.len()));
+    }
+    let kind = Kind::from_byte(bytes[1]).ok_or(DecodeError::UnknownKind(bytes[1]))?;
+    let b = &bytes[2..];
+    Ok(match kind {
+        Kind::Span => Record::Span(body(kind, b)?),
+        Kind::Claim => Record::Claim(body(kind, b)?),
+        Kind::Summary => Record::Summary(body(kind, b)?),
+        Kind::Pin => Record::Pin(body(kind, b)?),
+        Kind::Judgement => Record::Judgement(body(kind, b)?),
+        Kind::Verdict => Record::Verdict(body(kind, b)?),
+        Kind::Action => Record::Action(body(kind, b)?),
+        Kind::Reground => Record::Reground(body(kind, b)?),
+    })
+}
+
 /// Decodes canonical bytes. Rejects trailing bytes, non-canonical bodies, and any input whose
 /// re-encoding differs from it.
 pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {

@@ -8,7 +8,7 @@
 mod codec;
 pub(crate) mod rid;
 
-pub use codec::{decode, encode, DecodeError, FORMAT_VERSION, MAX_RECORD_BYTES};
+pub use codec::{decode, decode_trusted, encode, DecodeError, FORMAT_VERSION, MAX_RECORD_BYTES};
 pub use rid::{Rid, RidParseError};
 
 use bincode::{Decode, Encode};

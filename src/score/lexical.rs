@@ -41,6 +41,7 @@ pub const TOPIC: f64 = 0.3;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
+#[derive(Clone)]
 struct Window {
     stems: WordSet,
     content: WordSet,
@@ -66,12 +67,82 @@ impl Window {
     }
 }
 
-/// A source analysed once: its windows and its vocabulary.
+/// A source analysed once: each sentence analysed once, the windows (one to three consecutive
+/// sentences) as ranges over them, and for each word the sentences that hold it, so finding a
+/// claim's best window costs the claim's postings, not every window.
 struct Source {
     text: String,
-    wins: Vec<Window>,
+    sents: Vec<Window>,
+    /// (first sentence, sentence count) of each window, in the order windows are ranked.
+    wins: Vec<(u32, u32)>,
+    /// For each sentence and length 1 to 3, the window starting there.
+    win_at: Vec<[u32; 3]>,
     all: WordSet,
     all_words: WordSet,
+    postings: TextMap<Vec<u32>>,
+}
+
+impl Source {
+    fn new(text: &str) -> Source {
+        let mut sents: Vec<Window> = sentences(text).into_iter().map(Window::new).collect();
+        if sents.is_empty() {
+            sents.push(Window::new(""));
+        }
+        let n = sents.len();
+        let mut wins = Vec::new();
+        let mut win_at = vec![[u32::MAX; 3]; n];
+        for (i, at) in win_at.iter_mut().enumerate() {
+            for len in 1..=3usize {
+                if i + len > n {
+                    break;
+                }
+                at[len - 1] = wins.len() as u32;
+                wins.push((i as u32, len as u32));
+            }
+        }
+        let mut postings: TextMap<Vec<u32>> = TextMap::default();
+        for (i, w) in sents.iter().enumerate() {
+            for t in &w.content {
+                postings.entry(t.clone()).or_default().push(i as u32);
+            }
+        }
+        Source {
+            text: text.to_string(),
+            sents,
+            wins,
+            win_at,
+            all: content(text).into_iter().collect(),
+            all_words: words(text).into_iter().collect(),
+            postings,
+        }
+    }
+
+    /// The window of sentences `start .. start + len`, merged from its sentences.
+    fn window(&self, (start, len): (u32, u32)) -> Window {
+        let parts = &self.sents[start as usize..(start + len) as usize];
+        if let [one] = parts {
+            return one.clone();
+        }
+        let mut w = Window {
+            stems: WordSet::default(),
+            content: WordSet::default(),
+            ids: Vec::new(),
+            hedged: false,
+            negated: false,
+            scope: Vec::new(),
+            failure: false,
+        };
+        for p in parts {
+            w.stems.extend(p.stems.iter().cloned());
+            w.content.extend(p.content.iter().cloned());
+            w.ids.extend(p.ids.iter().cloned());
+            w.hedged |= p.hedged;
+            w.negated |= p.negated;
+            w.scope.extend(p.scope.iter().cloned());
+            w.failure |= p.failure;
+        }
+        w
+    }
 }
 
 /// One claim sentence analysed once.
@@ -138,12 +209,7 @@ fn cached<T>(
 }
 
 fn analysed(text: &str) -> Rc<Source> {
-    cached(&SOURCES, text, || Source {
-        text: text.to_string(),
-        wins: windows(text),
-        all: content(text).into_iter().collect(),
-        all_words: words(text).into_iter().collect(),
-    })
+    cached(&SOURCES, text, || Source::new(text))
 }
 
 fn claim_parts(text: &str) -> Rc<Vec<ClaimPart>> {
@@ -156,23 +222,6 @@ fn claim_parts(text: &str) -> Rc<Vec<ClaimPart>> {
     })
 }
 
-fn windows(source: &str) -> Vec<Window> {
-    let sents = sentences(source);
-    let mut out = Vec::new();
-    for i in 0..sents.len() {
-        for n in 1..=3usize {
-            if i + n > sents.len() {
-                break;
-            }
-            out.push(Window::new(&sents[i..i + n].join(" ")));
-        }
-    }
-    if out.is_empty() {
-        out.push(Window::new(""));
-    }
-    out
-}
-
 fn fuzzy(a: &str, set: &WordSet) -> bool {
     set.contains(a)
         || (a.len() >= 5
@@ -183,7 +232,7 @@ fn fuzzy(a: &str, set: &WordSet) -> bool {
 
 /// One claim sentence against the source.
 fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
-    let (wins, all, all_words, source) = (&src.wins, &src.all, &src.all_words, src.text.as_str());
+    let (all, all_words, source) = (&src.all, &src.all_words, src.text.as_str());
     let c = &part.content;
     if c.is_empty() {
         return Scores {
@@ -193,13 +242,35 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
         };
     }
     let n = c.len() as f64;
-    let (best, cov) = wins
-        .iter()
-        .map(|w| {
-            let hit = c.iter().filter(|t| w.content.contains(*t)).count() as f64;
-            (w, hit / n)
-        })
-        .fold((&wins[0], -1.0), |acc, x| if x.1 > acc.1 { x } else { acc });
+    // Hits per window from the sentence postings: a claim word counts once for each window
+    // holding a sentence that has it. The best window is the first with the most hits.
+    let mut hits = vec![0u32; src.wins.len()];
+    let mut stamp = vec![u32::MAX; src.wins.len()];
+    let sentences = src.sents.len() as u32;
+    for (k, t) in c.iter().enumerate() {
+        for &j in src.postings.get(t).map(Vec::as_slice).unwrap_or(&[]) {
+            for len in 1..=3u32 {
+                for start in j.saturating_sub(len - 1)..=j {
+                    if start + len > sentences {
+                        continue;
+                    }
+                    let w = src.win_at[start as usize][(len - 1) as usize] as usize;
+                    if stamp[w] != k as u32 {
+                        stamp[w] = k as u32;
+                        hits[w] += 1;
+                    }
+                }
+            }
+        }
+    }
+    let mut at = 0;
+    for (i, h) in hits.iter().enumerate() {
+        if *h > hits[at] {
+            at = i;
+        }
+    }
+    let best = &src.window(src.wins[at]);
+    let cov = f64::from(hits[at]) / n;
     let precision = c.iter().filter(|t| all.contains(*t)).count() as f64 / n;
     let fuzzy_cov = c.iter().filter(|t| fuzzy(t, &best.content)).count() as f64 / n;
 
@@ -261,7 +332,15 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
                 && !best.negated
                 && denies(part.scope.clone(), &|w| best.content.contains(w))));
     let antonym = cov >= TOPIC && antonym_clash(&part.stems, &best.stems);
-    let failure = best.failure && !part.failure && cov >= 0.4;
+    // A failure report contradicts a claim only when it is about the same thing: it names one
+    // of the claim's identifiers, or, for a claim without any, it covers most of its words.
+    let shares_id = ids
+        .iter()
+        .any(|i| best.ids.iter().any(|w| w.text == i.text));
+    let failure = best.failure
+        && !part.failure
+        && cov >= 0.4
+        && (shares_id || (ids.is_empty() && cov >= 0.8));
     let hedge_gap = best.hedged && !part.hedged;
 
     let mut entailment =

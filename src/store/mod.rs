@@ -228,6 +228,7 @@ impl Ledger {
         txn.open_table(BY_KIND)?;
         txn.open_table(MERKLE)?;
         txn.open_table(ORDINALS)?;
+        txn.open_table(ITEMS)?;
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
@@ -451,7 +452,7 @@ impl Batch {
             }
             if role.same_stream() {
                 let target_stream = self
-                    .get(&target)?
+                    .get_trusted(&target)?
                     .and_then(|r| r.stream().map(str::to_string));
                 let own = record.stream().unwrap_or_default();
                 if target_stream.as_deref() != Some(own) {
@@ -574,6 +575,16 @@ impl Batch {
                 self.txn
                     .open_table(TURNS)?
                     .insert((s.stream.as_str(), s.turn), rid.0)?;
+                let items = crate::gate::classify::classify(rid, s);
+                if !items.is_empty() {
+                    let mut table = self.txn.open_table(ITEMS)?;
+                    for (k, item) in items.iter().enumerate().take(usize::from(u8::MAX)) {
+                        let mut v = vec![item.class as u8];
+                        v.extend_from_slice(&rid.0);
+                        v.extend_from_slice(item.text.as_bytes());
+                        table.insert((s.stream.as_str(), s.turn, k as u8), v.as_slice())?;
+                    }
+                }
                 self.update_stream(&s.stream, |st| st.spans += 1)?;
             }
             Record::Claim(c) => {

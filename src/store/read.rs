@@ -127,6 +127,26 @@ pub trait Read {
         }
     }
 
+    /// A record by rid, decoded without re-hashing or re-checking its canonical form: for the
+    /// ledger's own hot paths (link checks, gates, replay). Use [`Read::get`] to present a
+    /// record as valid.
+    fn get_trusted(&self, rid: &Rid) -> Result<Option<Record>> {
+        let Some(index) = self.index_of(rid)? else {
+            return Ok(None);
+        };
+        let records = self.tx().table(RECORDS)?;
+        let Some(guard) = records.get(index)? else {
+            return Ok(None);
+        };
+        let record =
+            crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
+                rid: *rid,
+                index,
+                detail: e.to_string(),
+            })?;
+        Ok(Some(record))
+    }
+
     /// The kind of a record by rid, read from its header byte without decoding it.
     fn kind_of(&self, rid: &Rid) -> Result<Option<Kind>> {
         let Some(index) = self.index_of(rid)? else {
@@ -205,6 +225,35 @@ pub trait Read {
             .map(|g| Rid(g.value())))
     }
 
+    /// The decision-relevant items the classifier found in a stream's spans, in turn order.
+    fn items(&self, stream: &str) -> Result<Vec<crate::gate::classify::Item>> {
+        use crate::record::PinClass;
+        let table = self.tx().table(ITEMS)?;
+        let mut out = Vec::new();
+        for entry in table.range((stream, 0, 0)..=(stream, u64::MAX, u8::MAX))? {
+            let (k, v) = entry?;
+            let (_, turn, _) = k.value();
+            let v = v.value();
+            if v.len() < 33 {
+                continue;
+            }
+            let class = match v[0] {
+                0 => PinClass::Prohibition,
+                1 => PinClass::Commitment,
+                2 => PinClass::FailedAttempt,
+                _ => PinClass::Entity,
+            };
+            let span = Rid(v[1..33].try_into().unwrap_or([0; 32]));
+            out.push(crate::gate::classify::Item {
+                span,
+                turn,
+                class,
+                text: String::from_utf8_lossy(&v[33..]).into_owned(),
+            });
+        }
+        Ok(out)
+    }
+
     /// The pins of a stream: (name, rid), sorted by name.
     fn pins(&self, stream: &str) -> Result<Vec<(String, Rid)>> {
         let table = self.tx().table(PINS)?;
@@ -276,7 +325,11 @@ pub trait Read {
 
     /// A summary's boundary number: its position among its stream's summaries, from 1.
     fn ordinal(&self, summary: &Rid) -> Result<Option<u64>> {
-        Ok(self.tx().table(ORDINALS)?.get(&summary.0)?.map(|g| g.value()))
+        Ok(self
+            .tx()
+            .table(ORDINALS)?
+            .get(&summary.0)?
+            .map(|g| g.value()))
     }
 
     /// The latest reground of a claim.

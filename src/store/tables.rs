@@ -43,6 +43,9 @@ pub const BY_KIND: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("
 /// (level >= 1, index) -> the hash of the perfect subtree of leaves
 /// `index * 2^level .. (index + 1) * 2^level`; level 0 is the `log` table itself.
 pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("merkle");
+/// (stream, turn, k) -> the k-th decision-relevant item the classifier found in that span,
+/// found once, at append: `[class byte, span rid (32 bytes), text...]`.
+pub const ITEMS: TableDefinition<(&str, u64, u8), &[u8]> = TableDefinition::new("items");
 /// Summary rid -> its position among its stream's summaries (1-based): its boundary number.
 pub const ORDINALS: TableDefinition<[u8; 32], u64> = TableDefinition::new("ordinals");
 /// Ledger metadata: `format`, `ledger_id`, and `signed_size`/`signed_root` of the last

@@ -141,10 +141,11 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     compare(out, tx, &fresh, "by_kind", BY_KIND)?;
     compare(out, tx, &fresh, "merkle", MERKLE)?;
     compare(out, tx, &fresh, "ordinals", ORDINALS)?;
+    compare(out, tx, &fresh, "items", ITEMS)?;
     compare(out, tx, &fresh, "status", STATUS)?;
     compare(out, tx, &fresh, "regrounded", REGROUNDED)?;
     compare_multimap(out, tx, &fresh, "contradictions", CONTRADICTIONS)?;
-    out.tables_compared = 18;
+    out.tables_compared = 19;
     Ok(report)
 }
 
