@@ -38,13 +38,18 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// The workload's distinct records: a repeated record would be stored once by both.
 fn records(seed: u64, shape: Shape, n: usize) -> Vec<Record> {
     let mut out = Vec::with_capacity(n);
+    let mut seen = std::collections::HashSet::new();
     for step in Workload::new(seed, shape) {
-        out.push(match step {
+        let r = match step {
             Step::Append(r) => r,
             Step::Compaction(s) => Record::Summary(s),
-        });
+        };
+        if seen.insert(Rid::of_bytes(&encode(&r))) {
+            out.push(r);
+        }
         if out.len() >= n {
             break;
         }
@@ -418,11 +423,15 @@ fn main() {
     };
     let mut sweep_recs = Vec::new();
     let mut claims = 0usize;
+    let mut seen = std::collections::HashSet::new();
     for step in Workload::new(7, sweep_shape) {
         let r = match step {
             Step::Append(r) => r,
             Step::Compaction(s) => Record::Summary(s),
         };
+        if !seen.insert(Rid::of_bytes(&encode(&r))) {
+            continue;
+        }
         claims += usize::from(r.kind() == Kind::Claim);
         sweep_recs.push(r);
         if claims >= n_claims {
