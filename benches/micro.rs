@@ -11,9 +11,9 @@ use std::hint::black_box;
 
 fn sample(n: usize) -> Vec<Record> {
     Workload::new(3, Shape::default())
-        .filter_map(|s| match s {
-            Step::Append(r) => Some(r),
-            Step::Compaction(s) => Some(Record::Summary(s)),
+        .map(|s| match s {
+            Step::Append(r) => r,
+            Step::Compaction(s) => Record::Summary(s),
         })
         .take(n)
         .collect()
