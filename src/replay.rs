@@ -91,7 +91,7 @@ pub struct Why {
 fn boundaries<R: Read>(read: &R, stream: &str) -> Result<Vec<(Rid, u64, Summary)>> {
     let mut out = Vec::new();
     for rid in read.of_kind(Kind::Summary)? {
-        if let Some(Record::Summary(s)) = read.get(&rid)? {
+        if let Some(Record::Summary(s)) = read.get_trusted(&rid)? {
             if s.stream == stream {
                 let index = read.index_of(&rid)?.unwrap_or_default();
                 out.push((rid, index, s));
@@ -106,7 +106,7 @@ fn verdict_of<R: Read>(read: &R, subject: &Rid) -> Result<Option<(u64, Verdict)>
         return Ok(None);
     };
     let index = read.index_of(&v)?.unwrap_or_default();
-    Ok(match read.get(&v)? {
+    Ok(match read.get_trusted(&v)? {
         Some(Record::Verdict(v)) => Some((index, v)),
         _ => None,
     })
@@ -196,9 +196,9 @@ impl<R: Read> Walker<'_, R> {
             }
         }
         if let Some(g) = self.read.regrounded(&rid)? {
-            if let Some(Record::Reground(r)) = self.read.get(&g)? {
+            if let Some(Record::Reground(r)) = self.read.get_trusted(&g)? {
                 for sp in r.spans {
-                    if let Some(Record::Span(s)) = self.read.get(&sp)? {
+                    if let Some(Record::Span(s)) = self.read.get_trusted(&sp)? {
                         let n = self.span_node(sp, Hop::Regrounded { reground: g }, s)?;
                         node.children.push(n);
                     }
@@ -229,7 +229,7 @@ fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
 /// A claim's derivation tree down to the raw spans, each hop labelled, and every point where
 /// its provenance was lost, earliest first.
 pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
-    let Some(Record::Claim(_)) = read.get(&claim)? else {
+    let Some(Record::Claim(_)) = read.get_trusted(&claim)? else {
         return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
     };
     let mut w = Walker {
@@ -246,7 +246,10 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     for (_, cl) in &claims {
         for dep in read.dependents(cl)? {
             // Refused proposals never took effect: only admitted verdicts tell the history.
-            let Some(Record::Verdict(v)) = read.get(&dep)? else {
+            if read.kind_of(&dep)? != Some(Kind::Verdict) {
+                continue;
+            }
+            let Some(Record::Verdict(v)) = read.get_trusted(&dep)? else {
                 continue;
             };
             if !v.admitted {
@@ -280,7 +283,7 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
         let Some(node) = find(&root, cl) else {
             continue;
         };
-        let Some(Record::Claim(rec)) = read.get(cl)? else {
+        let Some(Record::Claim(rec)) = read.get_trusted(cl)? else {
             continue;
         };
         let spans: Vec<&Node> = node
@@ -356,7 +359,7 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
                 continue;
             };
             if recorded.insert((format!("evicted:{sp}"), *cl)) {
-                let turn = match read.get(&sp)? {
+                let turn = match read.get_trusted(&sp)? {
                     Some(Record::Span(x)) => x.turn,
                     _ => 0,
                 };
@@ -515,7 +518,7 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
         .into());
     }
     let text_of = |rid: &Rid| -> Result<(String, bool)> {
-        Ok(match read.get(rid)? {
+        Ok(match read.get_trusted(rid)? {
             Some(Record::Claim(c)) => (c.text, c.actionable),
             _ => (String::new(), false),
         })
@@ -576,13 +579,13 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
         }
         let mut evicted = Vec::new();
         for sp in &s.evicts {
-            if let Some(Record::Span(x)) = read.get(sp)? {
+            if let Some(Record::Span(x)) = read.get_trusted(sp)? {
                 evicted.push(x.turn);
             }
         }
         evicted.sort_unstable();
         let parent_budget = match s.parent {
-            Some(p) => match read.get(&p)? {
+            Some(p) => match read.get_trusted(&p)? {
                 Some(Record::Summary(ps)) => Some(ps.budget),
                 _ => None,
             },

@@ -48,6 +48,10 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
     }
 }
 
+/// redb's page cache: large enough for the hot tables, small enough that ingesting a huge file
+/// in one transaction stays in bounded memory (redb writes pages out past it).
+const CACHE_BYTES: usize = 160 * 1024 * 1024;
+
 /// An open ledger file.
 pub struct Ledger {
     db: Database,
@@ -158,6 +162,7 @@ impl Ledger {
         }
         let db = Database::builder()
             .set_check_integrity_on_open(check)
+            .set_cache_size(CACHE_BYTES)
             .create(path)
             .map_err(|e| open_error(path, e))?;
         let ledger = Ledger {

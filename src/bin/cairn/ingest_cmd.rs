@@ -59,12 +59,14 @@ fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, source: &str) -> Resu
     Ok(n > 0)
 }
 
-/// Applies every line of `reader` in one write transaction: all of it, or none of it.
+/// Applies every line of `reader` in one write transaction: all of it, or none of it. Only the
+/// results `keep` selects are held until the commit, so memory stays bounded on large files.
 fn ingest_whole(
     ledger: &Ledger,
     gate: &Gatekeeper,
     mut reader: impl BufRead,
     source: &str,
+    keep: impl Fn(&LineResult) -> bool,
     mut each: impl FnMut(&LineResult),
 ) -> Result<Totals, Failure> {
     let mut batch = ledger.batch()?;
@@ -82,7 +84,9 @@ fn ingest_whole(
         match apply_line(&mut batch, gate, line, &buf) {
             Ok(Some(r)) => {
                 totals.add(&r);
-                results.push(r);
+                if keep(&r) {
+                    results.push(r);
+                }
             }
             Ok(None) => {}
             Err(e) => return Err(line_failure(source, e, "nothing from it was written")),
@@ -101,7 +105,14 @@ pub fn ingest_text(
     source: &str,
     each: impl FnMut(&LineResult),
 ) -> Result<Totals, Failure> {
-    ingest_whole(ledger, gate, text.as_bytes(), source, each)
+    ingest_whole(
+        ledger,
+        gate,
+        text.as_bytes(),
+        source,
+        |r| r.gate.is_some(),
+        each,
+    )
 }
 
 fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
@@ -133,7 +144,8 @@ pub fn run(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8
     let ledger = Ledger::open(db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let totals = ingest_whole(&ledger, gate, BufReader::new(f), file, |r| {
+    let keep = |r: &LineResult| as_json || r.refused.is_some();
+    let totals = ingest_whole(&ledger, gate, BufReader::new(f), file, keep, |r| {
         if as_json {
             print_result(r, true, &mut out)
         } else if let Some(why) = &r.refused {
