@@ -46,7 +46,7 @@ fn main() {
         if i > n - window {
             last += secs;
         }
-        if i % 1_000_000 == 0 {
+        if i.is_multiple_of(1_000_000) {
             eprintln!("{i} records, {:.0} s", started.elapsed().as_secs_f64());
         }
     }
