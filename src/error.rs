@@ -50,6 +50,18 @@ pub enum ErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// A record with more links than allowed.
+    #[error(
+        "the {kind} record has {links} links, beyond the max-links limit of {limit}; split it"
+    )]
+    TooManyLinks {
+        /// Its kind.
+        kind: Kind,
+        /// Its links.
+        links: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A record breaks a rule of canonical form that canonicalising cannot mend.
     #[error("the {kind} record is invalid: {reason}; fix the record and append it again")]
     Invalid {

@@ -28,6 +28,91 @@ use crate::record::{ClaimStatus, Status};
 use crate::store::{Appended, Batch, Read};
 use serde_json::{Map, Value};
 
+/// The longest line accepted, in bytes (32 MiB, twice the largest record): `max-line-bytes`.
+pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The deepest nesting of JSON objects and lists accepted in a line: `max-nesting-depth`.
+pub const MAX_NESTING: usize = 32;
+
+/// What [`read_line`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineRead {
+    /// The end of the input.
+    End,
+    /// A line, now in the buffer without its line ending.
+    Line,
+    /// A line longer than [`MAX_LINE_BYTES`]: skipped to its end, never held in memory whole.
+    TooLong(usize),
+}
+
+/// Reads one line into `buf`, holding at most [`MAX_LINE_BYTES`] of it in memory.
+pub fn read_line(
+    reader: &mut impl std::io::BufRead,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<LineRead> {
+    buf.clear();
+    let mut total = 0usize;
+    let mut any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        total += part.len();
+        if total <= MAX_LINE_BYTES {
+            buf.extend_from_slice(part);
+        } else {
+            buf.clear();
+        }
+        let used = done.unwrap_or(chunk.len());
+        reader.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if !any {
+        return Ok(LineRead::End);
+    }
+    if total > MAX_LINE_BYTES {
+        return Ok(LineRead::TooLong(total));
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(LineRead::Line)
+}
+
+/// The deepest nesting of objects and lists in a JSON text, strings skipped.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut max, mut in_str, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        if in_str {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_str = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// A line that cannot be ingested: its number, the field at fault, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}{}: {message}", field.as_ref().map(|f| format!(", field `{f}`")).unwrap_or_default())]
@@ -129,6 +214,13 @@ pub fn apply_line(
     })?;
     if text.trim().is_empty() {
         return Ok(None);
+    }
+    let depth = nesting(text);
+    if depth > MAX_NESTING {
+        return Err(ctx.err(
+            None,
+            format!("the line nests {depth} levels deep, beyond the max-nesting-depth limit of {MAX_NESTING}; a cairn record needs at most 4"),
+        ));
     }
     let value: Value = serde_json::from_str(text).map_err(|e| {
         ctx.err(

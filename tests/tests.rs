@@ -6,6 +6,7 @@ mod codec;
 mod gates;
 mod golden;
 mod ingest;
+mod limits;
 mod merkle;
 mod model;
 mod replay;

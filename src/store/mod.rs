@@ -48,6 +48,9 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
     }
 }
 
+/// The most links one record may hold (`max-links`).
+pub const MAX_LINKS: usize = 65_536;
+
 /// redb's page cache: large enough for the hot tables, small enough that ingesting a huge file
 /// in one transaction stays in bounded memory (redb writes pages out past it).
 const CACHE_BYTES: usize = 160 * 1024 * 1024;
@@ -398,6 +401,15 @@ impl Batch {
                 kind: record.kind(),
                 size: bytes.len(),
                 limit: MAX_RECORD_BYTES,
+            }
+            .into());
+        }
+        let links = record.links().len();
+        if links > MAX_LINKS {
+            return Err(ErrorKind::TooManyLinks {
+                kind: record.kind(),
+                links,
+                limit: MAX_LINKS,
             }
             .into());
         }

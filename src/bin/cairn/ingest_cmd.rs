@@ -2,7 +2,7 @@
 
 use crate::Failure;
 use cairn::gate::Gatekeeper;
-use cairn::ingest::{apply_line, LineError, LineResult};
+use cairn::ingest::{apply_line, read_line, LineError, LineRead, LineResult, MAX_LINE_BYTES};
 use cairn::json::line_result;
 use cairn::Ledger;
 use std::io::{BufRead, BufReader, Read as _, Write};
@@ -44,19 +44,22 @@ fn line_failure(source: &str, e: LineError, committed: &str) -> Failure {
     }
 }
 
-/// Reads one line into `buf` without its line ending; false at end of input.
-fn next_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, source: &str) -> Result<bool, Failure> {
-    buf.clear();
-    let n = reader
-        .read_until(b'\n', buf)
-        .map_err(|e| Failure::usage(format!("cannot read {source}: {e}")))?;
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-        if buf.last() == Some(&b'\r') {
-            buf.pop();
-        }
+/// Reads one line into `buf` without its line ending; false at end of input. A line over the
+/// max-line-bytes limit is an error naming the line and the limit.
+fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    source: &str,
+    line: u64,
+) -> Result<bool, Failure> {
+    match read_line(reader, buf).map_err(|e| Failure::usage(format!("cannot read {source}: {e}")))? {
+        LineRead::End => Ok(false),
+        LineRead::Line => Ok(true),
+        LineRead::TooLong(n) => Err(Failure::usage(format!(
+            "cannot ingest {source}: line {}: the line is {n} bytes, beyond the max-line-bytes limit of {MAX_LINE_BYTES}; split it into records of at most 16 MiB",
+            line + 1
+        ))),
     }
-    Ok(n > 0)
 }
 
 /// Applies every line of `reader` in one write transaction: all of it, or none of it. Only the
@@ -79,7 +82,7 @@ fn ingest_whole(
     let mut results = Vec::new();
     let mut buf = Vec::new();
     let mut line = 0u64;
-    while next_line(&mut reader, &mut buf, source)? {
+    while next_line(&mut reader, &mut buf, source, line)? {
         line += 1;
         match apply_line(&mut batch, gate, line, &buf) {
             Ok(Some(r)) => {
@@ -193,7 +196,13 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
         Ok(())
     };
     loop {
-        let more = next_line(&mut reader, &mut buf, "standard input")?;
+        let more = match next_line(&mut reader, &mut buf, "standard input", line) {
+            Ok(m) => m,
+            Err(f) => {
+                flush(batch, &mut pending, &mut out)?;
+                return Err(f);
+            }
+        };
         if more {
             line += 1;
             match apply_line(&mut batch, gate, line, &buf) {
