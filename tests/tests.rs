@@ -3,6 +3,7 @@
 mod classifier;
 mod cli;
 mod codec;
+mod corruption;
 mod gates;
 mod golden;
 mod ingest;
