@@ -4,6 +4,7 @@ mod classifier;
 mod cli;
 mod codec;
 mod corruption;
+mod crash;
 mod gates;
 mod golden;
 mod ingest;
