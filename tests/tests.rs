@@ -3,6 +3,7 @@
 mod classifier;
 mod cli;
 mod codec;
+mod concurrency;
 mod corruption;
 mod crash;
 mod gates;
