@@ -6,6 +6,7 @@ mod codec;
 mod concurrency;
 mod corruption;
 mod crash;
+mod crash_consistency;
 mod gates;
 mod golden;
 mod ingest;

@@ -163,6 +163,9 @@ impl Ledger {
             }
             .into());
         }
+        if !path.exists() {
+            Ledger::create_atomically(path)?;
+        }
         let db = Database::builder()
             .set_check_integrity_on_open(check)
             .set_cache_size(CACHE_BYTES)
@@ -176,6 +179,43 @@ impl Ledger {
         Ok(ledger)
     }
 
+    /// Creates a new ledger file under a temporary name and renames it into place once its
+    /// tables and meta are committed, so a crash during creation leaves no half-made ledger.
+    fn create_atomically(path: &Path) -> Result<()> {
+        let tmp = path.with_file_name(format!(
+            ".{}.creating-{}",
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            std::process::id()
+        ));
+        let io = |what, source| ErrorKind::Io {
+            what,
+            path: path.to_path_buf(),
+            source,
+        };
+        {
+            let db = Database::builder()
+                .set_cache_size(CACHE_BYTES)
+                .create(&tmp)
+                .map_err(|e| open_error(&tmp, e))?;
+            let ledger = Ledger {
+                db,
+                path: path.to_path_buf(),
+            };
+            ledger.init()?;
+        }
+        // A hard link never replaces a file: if another process created the ledger meanwhile,
+        // its ledger stays and this one is dropped.
+        let linked = std::fs::hard_link(&tmp, path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(io("cannot create the ledger", e).into()),
+        }
+    }
+
     /// A ledger held in memory only, for tests and for rebuilding derived tables.
     pub fn in_memory() -> Result<Ledger> {
         let db = Database::builder()
@@ -184,6 +224,21 @@ impl Ledger {
         let ledger = Ledger {
             db,
             path: PathBuf::from(":memory:"),
+        };
+        ledger.init()?;
+        Ok(ledger)
+    }
+
+    /// A ledger on any redb storage backend: for fault injection in tests (a backend that
+    /// loses writes after a chosen sync, say).
+    pub fn with_backend(backend: impl redb::StorageBackend) -> Result<Ledger> {
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create_with_backend(backend)
+            .map_err(|e| open_error(Path::new(":backend:"), e))?;
+        let ledger = Ledger {
+            db,
+            path: PathBuf::from(":backend:"),
         };
         ledger.init()?;
         Ok(ledger)
