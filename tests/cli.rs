@@ -426,7 +426,14 @@ fn an_external_scorer_answers_times_out_or_dies_with_a_clear_error() {
         "{}",
         stderr(&o)
     );
-    let o = t.cairn(&["score", "--scorer-cmd", "echo nonsense"], Some(input));
+    let o = t.cairn(
+        &[
+            "score",
+            "--scorer-cmd",
+            "while read l; do echo nonsense; done",
+        ],
+        Some(input),
+    );
     assert!(stderr(&o).contains("not JSON"), "{}", stderr(&o));
 }
 

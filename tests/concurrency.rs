@@ -3,6 +3,7 @@
 use crate::util::*;
 use cairn::record::{Claim, Origin, Record, Rid, Role, Span};
 use cairn::{Ledger, Read};
+use std::io::{BufRead, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -100,13 +101,21 @@ fn a_second_process_finds_the_ledger_locked() {
     let mut holder = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .arg("--db")
         .arg(t.db())
-        .args(["ingest", "-"])
+        .args(["ingest", "--json", "-"])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Once it acknowledges a line, it certainly holds the ledger open.
+    let mut stdin = holder.stdin.take().unwrap();
+    stdin.write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"held\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut ack = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut ack)
+        .unwrap();
+    assert!(ack.contains("\"rid\""), "{ack}");
     let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
@@ -114,7 +123,7 @@ fn a_second_process_finds_the_ledger_locked() {
         "{}",
         stderr(&o)
     );
-    drop(holder.stdin.take());
+    drop(stdin);
     assert!(holder.wait().unwrap().success());
     assert_eq!(code(&t.cairn(&["verify"], None)), 0, "nothing was damaged");
 }

@@ -121,7 +121,11 @@ impl Scorer for External {
         let request = json!({"claim": claim, "source": source}).to_string();
         let sent = writeln!(r.stdin, "{request}").and_then(|_| r.stdin.flush());
         let answer = match sent {
-            Err(e) => Err(self.fail(format!("it stopped reading its input ({e}); did it exit?"))),
+            // It may have answered, then exited, before reading: report what it said.
+            Err(e) => match r.lines.recv_timeout(Duration::from_millis(200)) {
+                Ok(Ok(line)) => self.parse(&line),
+                _ => Err(self.fail(format!("it stopped reading its input ({e}); did it exit?"))),
+            },
             Ok(()) => match r.lines.recv_timeout(self.timeout) {
                 Ok(Ok(line)) => self.parse(&line),
                 Ok(Err(e)) => Err(self.fail(format!("reading its output failed: {e}"))),
