@@ -5,11 +5,7 @@
 use cairn::gate::{unpinned_items, Gatekeeper};
 use cairn::record::{Author, Claim, Origin, Pin, PinItem, Rid, Span, Summary};
 use cairn::{Ledger, Read};
-use common::text;
 use std::time::Instant;
-
-#[path = "common/mod.rs"]
-mod common;
 
 fn main() {
     let ledger = Ledger::in_memory().expect("ledger");
@@ -20,7 +16,7 @@ fn main() {
     let mut carried: Vec<Rid> = Vec::new();
     let mut admitted = 0;
     for turn in 0..1000u64 {
-        let (role, t) = text(turn);
+        let (role, t) = cairn::workload::turn_text(1, turn);
         let tool = (role == cairn::record::Role::Tool).then(|| "shell".to_string());
         let rid = b
             .append(Span {

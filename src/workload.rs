@@ -111,6 +111,19 @@ const CRATES: &[&str] = &[
     "libfoo", "serde", "tokio", "hyper", "rustls", "regex", "clap", "redb",
 ];
 
+/// The role and text of one turn, deterministic from a seed and the turn: the workload's own
+/// spans, for callers that build their own sessions.
+pub fn turn_text(seed: u64, turn: u64) -> (Role, String) {
+    let mut rng = Rng::new(seed ^ turn.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let role = match turn % 4 {
+        0 => Role::User,
+        1 | 3 => Role::Assistant,
+        _ => Role::Tool,
+    };
+    let versions: Vec<String> = (0..CRATES.len()).map(|k| format!("1.{k}.0")).collect();
+    (role, Workload::text(&mut rng, role, turn, &versions))
+}
+
 /// What the generator emits, in order.
 #[derive(Debug, Clone)]
 pub enum Step {

@@ -111,7 +111,10 @@ pub fn decode_trusted(bytes: &[u8]) -> Result<Record, DecodeError> {
         return Err(DecodeError::TooShort(bytes.len()));
     }
     let kind = Kind::from_byte(bytes[1]).ok_or(DecodeError::UnknownKind(bytes[1]))?;
-    let b = &bytes[2..];
+    decode_body(kind, &bytes[2..])
+}
+
+fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
     Ok(match kind {
         Kind::Span => Record::Span(body(kind, b)?),
         Kind::Claim => Record::Claim(body(kind, b)?),
@@ -137,17 +140,7 @@ pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {
         return Err(DecodeError::Version(bytes[0]));
     }
     let kind = Kind::from_byte(bytes[1]).ok_or(DecodeError::UnknownKind(bytes[1]))?;
-    let b = &bytes[2..];
-    let record = match kind {
-        Kind::Span => Record::Span(body(kind, b)?),
-        Kind::Claim => Record::Claim(body(kind, b)?),
-        Kind::Summary => Record::Summary(body(kind, b)?),
-        Kind::Pin => Record::Pin(body(kind, b)?),
-        Kind::Judgement => Record::Judgement(body(kind, b)?),
-        Kind::Verdict => Record::Verdict(body(kind, b)?),
-        Kind::Action => Record::Action(body(kind, b)?),
-        Kind::Reground => Record::Reground(body(kind, b)?),
-    };
+    let record = decode_body(kind, &bytes[2..])?;
     if let Some(reason) = record.canonical_violation() {
         return Err(DecodeError::NotCanonical { kind, reason });
     }
