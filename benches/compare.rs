@@ -568,26 +568,13 @@ fn main() {
     }
     let pins = cairn::gate::unpinned_items(&b, &proposals[0].1.stream).expect("classify");
     if !pins.is_empty() {
-        let items = pins
-            .iter()
-            .map(|i| cairn::record::PinItem {
-                class: i.class,
-                text: i.text.clone(),
-                witness: Some(i.span),
-            })
-            .collect();
-        b.append(cairn::record::Pin {
-            stream: proposals[0].1.stream.clone(),
-            name: "auto".into(),
-            items,
-        })
-        .expect("pin");
+        b.append(cairn::gate::pin_of(&proposals[0].1.stream, "auto", &pins))
+            .expect("pin");
     }
     b.commit().expect("commit");
     let mut times = Vec::new();
-    for (claims, s) in &proposals {
+    for (_, s) in &proposals {
         let mut b = gl.batch().expect("batch");
-        let _ = claims;
         let mut s = s.clone();
         s.parent = None;
         let t = Instant::now();

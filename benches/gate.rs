@@ -2,8 +2,8 @@
 //! (spans of 100 B to 4 KB), with the default scorer. Prints p50 and p99.
 //! Run with `cargo bench --bench gate [-- COMPACTIONS]`.
 
-use cairn::gate::{unpinned_items, Gatekeeper};
-use cairn::record::{Kind, Pin, PinItem, Record, Summary};
+use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
+use cairn::record::{Kind, Summary};
 use cairn::workload::{Shape, Step, Workload};
 use cairn::Ledger;
 use std::time::Instant;
@@ -41,20 +41,7 @@ fn main() {
         let s: Summary = proposal.expect("a compaction");
         let items = unpinned_items(&b, &s.stream).expect("classify");
         if !items.is_empty() {
-            let items = items
-                .iter()
-                .map(|i| PinItem {
-                    class: i.class,
-                    text: i.text.clone(),
-                    witness: Some(i.span),
-                })
-                .collect();
-            b.append(Record::Pin(Pin {
-                stream: s.stream.clone(),
-                name: "auto".into(),
-                items,
-            }))
-            .expect("pin");
+            b.append(pin_of(&s.stream, "auto", &items)).expect("pin");
         }
         b.commit().expect("commit");
         let mut b = ledger.batch().expect("batch");

@@ -2,8 +2,8 @@
 //! stream (size, build time, and render time in headless Chromium where it is installed).
 //! Run with `cargo bench --bench replay`.
 
-use cairn::gate::{unpinned_items, Gatekeeper};
-use cairn::record::{Author, Claim, Origin, Pin, PinItem, Rid, Span, Summary};
+use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
+use cairn::record::{Author, Claim, Origin, Rid, Span, Summary};
 use cairn::{Ledger, Read};
 use std::time::Instant;
 
@@ -32,20 +32,8 @@ fn main() {
         if turn % 40 == 39 {
             let items = unpinned_items(&b, "s").expect("classify");
             if !items.is_empty() {
-                let items = items
-                    .iter()
-                    .map(|i| PinItem {
-                        class: i.class,
-                        text: i.text.clone(),
-                        witness: Some(i.span),
-                    })
-                    .collect();
-                b.append(Pin {
-                    stream: "s".into(),
-                    name: format!("auto-{turn}"),
-                    items,
-                })
-                .expect("pin");
+                b.append(pin_of("s", &format!("auto-{turn}"), &items))
+                    .expect("pin");
             }
             let mut claims = carried.clone();
             for (span, t) in window.iter().step_by(2) {

@@ -3,8 +3,8 @@
 //! reference is unpinned, refuses it again as a pin loss once a pin exists (anchored score
 //! 0.00 against a self score of 0.91), and refuses the DROP TABLE. Prints the stream's replay.
 
-use cairn::gate::{unpinned_items, Gatekeeper};
-use cairn::record::{Action, Author, Claim, Origin, Pin, PinItem, Rid, Role, Span, Summary};
+use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
+use cairn::record::{Action, Author, Claim, Origin, Rid, Role, Span, Summary};
 use cairn::{Ledger, Read};
 
 fn summary(
@@ -89,18 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let items = unpinned_items(&b, "m")?;
-    b.append(Pin {
-        stream: "m".into(),
-        name: "constraints".into(),
-        items: items
-            .iter()
-            .map(|i| PinItem {
-                class: i.class,
-                text: i.text.clone(),
-                witness: Some(i.span),
-            })
-            .collect(),
-    })?;
+    b.append(pin_of("m", "constraints", &items))?;
     let kept = gate.propose_summary(
         &mut b,
         summary(None, vec![never, archived], vec![], vec![keep, arch], 8900),

@@ -166,7 +166,7 @@ impl<R: Read> Walker<'_, R> {
         };
         let index = self.read.index_of(&rid)?.unwrap_or_default();
         let repeated = !self.seen.insert(rid);
-        let status = claim_status_plain(self.read, rid, &c)?;
+        let status = claim_status_plain(self.read, rid)?;
         let mut node = Node {
             rid,
             index,

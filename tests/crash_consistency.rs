@@ -76,10 +76,6 @@ fn span(turn: u64, text: &str) -> Span {
     }
 }
 
-fn rid(r: &Record) -> Rid {
-    Rid::of_bytes(&encode(r))
-}
-
 /// The scripted ingest: batches committed one after another. Returns, for each batch, the
 /// sync count when its commit returned, and the log size after it.
 fn script(ledger: &Ledger, images: &Arc<Mutex<Images>>) -> Vec<(usize, u64)> {
@@ -208,7 +204,6 @@ fn every_sync_point_leaves_a_consistent_ledger() {
                 "sync {freeze_at}: record {i}"
             );
         }
-        let _ = rid;
         checked += 1;
     }
     println!("{checked} crash points checked out of {} syncs", total + 1);

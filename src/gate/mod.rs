@@ -308,15 +308,18 @@ fn meets(want: &str, have: &[String]) -> bool {
     })
 }
 
+/// The share of `want` met in `have` (0 when `want` is empty).
+fn share_met(want: &[String], have: &[String]) -> f64 {
+    if want.is_empty() {
+        return 0.0;
+    }
+    want.iter().filter(|w| meets(w, have)).count() as f64 / want.len() as f64
+}
+
 /// Whether a pin item's words are mostly present in a text.
 pub(crate) fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
     let want = key_words(item);
-    if want.is_empty() {
-        return false;
-    }
-    let have: Vec<String> = content(text);
-    let hits = want.iter().filter(|w| meets(w, &have)).count();
-    hits as f64 / want.len() as f64 >= share
+    !want.is_empty() && share_met(&want, &content(text)) >= share
 }
 
 /// Whether an action does what a prohibition forbids: the forbidden deed (its first key word,
@@ -736,7 +739,7 @@ impl Gatekeeper {
         findings: &mut Vec<Finding>,
     ) -> Result<Option<f64>> {
         let pins = pinned_items(view.read, &s.stream)?;
-        let items = unpinned(view, &s.stream, &pins)?;
+        let items = unpinned(view.read, &s.stream, &pins)?;
         if !items.is_empty() {
             findings.push(finding(
                 UNPINNED_REFERENCE,
@@ -986,7 +989,7 @@ pub(crate) fn claim_status<R: Read>(
 /// A claim's status from the records alone, without scoring: re-grounded claims are
 /// verified, gated claims keep their latest recorded status, claims with no raw-span ancestor
 /// are unanchored, and any other claim no gate judged is unverified.
-pub fn claim_status_plain<R: Read>(read: &R, rid: Rid, _claim: &Claim) -> Result<Status> {
+pub fn claim_status_plain<R: Read>(read: &R, rid: Rid) -> Result<Status> {
     if read.regrounded(&rid)?.is_some() {
         return Ok(Status::Verified);
     }
@@ -1017,37 +1020,47 @@ pub fn pinned_items<R: Read>(
 /// The classifier's items in a stream's raw spans that no pin covers: a pin item covers an
 /// item when it cites the same span, or when most of its words are in the item's text.
 pub(crate) fn unpinned<R: Read>(
-    view: &mut View<'_, R>,
+    read: &R,
     stream: &str,
     pins: &[(String, crate::record::PinItem)],
 ) -> Result<Vec<classify::Item>> {
     let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p)| p.witness).collect();
     let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p)| key_words(&p.text)).collect();
     let mut out = Vec::new();
-    {
-        for item in view.read.items(stream)? {
-            if witnessed.contains(&item.span) {
-                continue;
-            }
-            let have = content(&item.text);
-            let covered = pin_words.iter().any(|want| {
-                !want.is_empty()
-                    && want.iter().filter(|w| meets(w, &have)).count() as f64 / want.len() as f64
-                        >= 0.5
-            });
-            if !covered {
-                out.push(item);
-            }
+    for item in read.items(stream)? {
+        if witnessed.contains(&item.span) {
+            continue;
+        }
+        let have = content(&item.text);
+        if !pin_words.iter().any(|want| share_met(want, &have) >= 0.5) {
+            out.push(item);
         }
     }
     Ok(out)
+}
+
+/// A pin of classifier items, each witnessed by the span it was found in: what
+/// `cairn pin --auto` writes.
+pub fn pin_of(stream: &str, name: &str, items: &[classify::Item]) -> crate::record::Pin {
+    crate::record::Pin {
+        stream: stream.to_string(),
+        name: name.to_string(),
+        items: items
+            .iter()
+            .map(|i| crate::record::PinItem {
+                class: i.class,
+                text: i.text.clone(),
+                witness: Some(i.span),
+            })
+            .collect(),
+    }
 }
 
 /// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
 /// batch: what `cairn pin --auto` pins.
 pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<classify::Item>> {
     let pins = pinned_items(read, stream)?;
-    unpinned(&mut View::new(read), stream, &pins)
+    unpinned(read, stream, &pins)
 }
 
 pub(crate) fn unpinned_message(stream: &str, items: &[classify::Item]) -> String {

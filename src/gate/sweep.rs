@@ -164,7 +164,7 @@ pub fn sweep<R: Read>(
     // Compacted streams whose raw spans hold decision-relevant items no pin covers.
     for s in compacted {
         let pins = pinned_items(read, &s)?;
-        let items = unpinned(&mut view, &s, &pins)?;
+        let items = unpinned(read, &s, &pins)?;
         if let Some(first) = items.first() {
             add(
                 UNPINNED_REFERENCE,

@@ -1,9 +1,8 @@
 //! `cairn gates`, `pin --auto`, `reground` and `score`.
 
 use crate::{open_existing, view, Failure};
-use cairn::gate::{sweep, unpinned_items, Gatekeeper, RegroundOutcome};
+use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, RegroundOutcome};
 use cairn::ingest::{parse_ref, resolve};
-use cairn::record::{Pin, PinItem};
 use cairn::Ledger;
 use cairn::Read;
 use serde_json::{json, Value};
@@ -66,19 +65,7 @@ pub fn pin(
             "stream {stream} has no decision-relevant item that a pin does not already cover; nothing to pin"
         )));
     }
-    let pin = Pin {
-        stream: stream.to_string(),
-        name: name.to_string(),
-        items: items
-            .iter()
-            .map(|i| PinItem {
-                class: i.class,
-                text: i.text.clone(),
-                witness: Some(i.span),
-            })
-            .collect(),
-    };
-    let appended = batch.append(pin)?;
+    let appended = batch.append(pin_of(stream, name, &items))?;
     batch.commit()?;
     if as_json {
         let list: Vec<Value> = items
