@@ -134,7 +134,7 @@ fn failure_line(role: Role, text: &str) -> Option<String> {
                 };
                 w.iter()
                     .enumerate()
-                    .any(|(i, x)| FAILURES.contains(&x.as_str()) && !zero(i))
+                    .any(|(i, x)| FAILURES.contains(x) && !zero(i))
                     || line.to_lowercase().contains("timed out")
                     || line.to_lowercase().contains("not found")
                     || line.to_lowercase().contains("exit code")

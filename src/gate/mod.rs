@@ -161,16 +161,14 @@ pub const CANDIDATES: usize = 4;
 
 /// The word prefixes of a text, for the candidate prefilter.
 pub(crate) struct Vocab {
-    prefixes: crate::score::text::WordSet,
+    /// The first five characters of each content stem, packed, sorted, without repeats.
+    prefixes: Vec<u128>,
 }
 
 impl Vocab {
     pub fn of(text: &str) -> Vocab {
         Vocab {
-            prefixes: content(text)
-                .iter()
-                .map(|w| w.chars().take(5).collect())
-                .collect(),
+            prefixes: crate::score::prefix_keys(text),
         }
     }
 
@@ -182,7 +180,7 @@ impl Vocab {
         let hits = self
             .prefixes
             .iter()
-            .filter(|p| other.prefixes.contains(*p))
+            .filter(|p| other.prefixes.binary_search(p).is_ok())
             .count();
         hits as f64 / self.prefixes.len() as f64
     }

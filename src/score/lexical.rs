@@ -10,18 +10,16 @@
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
-use super::text::Ident;
-use super::text::WordSet;
 use super::text::{
-    antonym_clash, content, has_any, identifiers, is_hedged, is_negated, negated_scope, sentences,
-    stem_set, words, IdKind, FAILURES,
+    for_each_word, identifiers, says_not_sure, sentences, stem, Fnv, IdKind, Ident, ANTONYMS,
+    FAILURES, HEDGES, NEGATIONS, STOP,
 };
 use super::{ScoreError, Scorer, Scores};
 use std::cell::RefCell;
 use std::collections::HashMap;
-
-type TextMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<super::text::Fnv>>;
 use std::rc::Rc;
+
+type TextMap<V> = HashMap<String, V, std::hash::BuildHasherDefault<Fnv>>;
 
 /// Words after which a number names a slot holding one value, so that two different numbers
 /// there conflict (port 5432 against port 5433).
@@ -41,34 +39,180 @@ pub const TOPIC: f64 = 0.3;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
-#[derive(Clone)]
+/// A set of word or stem numbers, sorted: the analyses compare numbers, not strings.
+#[derive(Clone, Default)]
+struct Ids(Vec<u32>);
+
+impl Ids {
+    fn of(mut v: Vec<u32>) -> Ids {
+        v.sort_unstable();
+        v.dedup();
+        Ids(v)
+    }
+    fn contains(&self, id: u32) -> bool {
+        self.0.binary_search(&id).is_ok()
+    }
+    fn union(sets: impl Iterator<Item = Vec<u32>>) -> Ids {
+        Ids::of(sets.flatten().collect())
+    }
+}
+
+/// The same set of sorted 64-bit keys (the first five bytes of a stem, for fuzzy matches).
+#[derive(Clone, Default)]
+struct Keys(Vec<u64>);
+
+impl Keys {
+    fn of(mut v: Vec<u64>) -> Keys {
+        v.sort_unstable();
+        v.dedup();
+        Keys(v)
+    }
+    fn contains(&self, k: u64) -> bool {
+        self.0.binary_search(&k).is_ok()
+    }
+}
+
+/// Antonym pairs as stem numbers of one lexicon.
+type Antonyms = Rc<Vec<(u32, u32)>>;
+
+/// What the scorer needs to know of a word, worked out once per distinct word.
+#[derive(Clone, Copy)]
+struct Word {
+    id: u32,
+    /// The number of its stem.
+    stem: u32,
+    /// Not a stop word nor a listed negation: it counts for coverage.
+    content: bool,
+    /// A negation ("not", or any word ending in "n't").
+    negation: bool,
+    hedge: bool,
+    failure: bool,
+}
+
+/// The words and stems met so far on this thread, numbered. Numbers are only compared with
+/// numbers from the same lexicon; the caches of analyses are dropped with it.
+#[derive(Default)]
+struct Lexicon {
+    words: TextMap<Word>,
+    stems: TextMap<u32>,
+    /// For each stem number, its first five bytes when it has at least five.
+    prefix: Vec<Option<u64>>,
+    /// For each stem number, its first five characters packed into one number.
+    chars5: Vec<u128>,
+    /// The antonym pairs as stem numbers.
+    antonyms: Antonyms,
+}
+
+impl Lexicon {
+    fn new() -> Lexicon {
+        let mut lex = Lexicon::default();
+        let pairs = ANTONYMS
+            .iter()
+            .map(|(x, y)| (lex.stem(&stem(x)), lex.stem(&stem(y))))
+            .collect();
+        lex.antonyms = Rc::new(pairs);
+        lex
+    }
+
+    fn stem(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.stems.get(s) {
+            return id;
+        }
+        let id = self.prefix.len() as u32;
+        self.prefix.push(
+            s.as_bytes()
+                .get(..5)
+                .map(|p| p.iter().fold(0u64, |k, b| (k << 8) | u64::from(*b))),
+        );
+        // 21 bits hold any character; the count makes shorter prefixes distinct.
+        let (mut key, mut n) = (0u128, 0u128);
+        for c in s.chars().take(5) {
+            key = (key << 21) | u128::from(u32::from(c));
+            n += 1;
+        }
+        self.chars5.push(key | (n << 105));
+        self.stems.insert(s.to_string(), id);
+        id
+    }
+
+    fn word(&mut self, w: &str) -> Word {
+        if let Some(&word) = self.words.get(w) {
+            return word;
+        }
+        let word = Word {
+            id: self.words.len() as u32,
+            stem: self.stem(&stem(w)),
+            content: !STOP.contains(w) && !NEGATIONS.contains(w),
+            negation: NEGATIONS.contains(w) || w.ends_with("n't"),
+            hedge: HEDGES.contains(w),
+            failure: FAILURES.contains(w),
+        };
+        self.words.insert(w.to_string(), word);
+        word
+    }
+
+    /// The words of a text, as `text::words` splits them.
+    fn words(&mut self, text: &str) -> Vec<Word> {
+        let mut out = Vec::new();
+        for_each_word(text, |w| out.push(self.word(w)));
+        out
+    }
+
+    /// The fuzzy-match keys of a list of stems.
+    fn keys(&self, stems: &[u32]) -> Vec<u64> {
+        stems
+            .iter()
+            .filter_map(|s| self.prefix[*s as usize])
+            .collect()
+    }
+
+    fn len(&self) -> usize {
+        self.words.len() + self.stems.len()
+    }
+}
+
+/// What the scorer reads of a text: per sentence for a source, per claim sentence for a claim.
+#[derive(Clone, Default)]
 struct Window {
-    stems: WordSet,
-    content: WordSet,
+    /// Stems of all words, for antonyms.
+    stems: Ids,
+    /// Stems of content words.
+    content: Ids,
+    /// Fuzzy-match keys of the content stems.
+    keys: Keys,
     ids: Vec<Ident>,
     hedged: bool,
     negated: bool,
-    scope: Vec<String>,
+    /// Content stems within four words after a negation: what it denies.
+    scope: Vec<u32>,
     failure: bool,
 }
 
 impl Window {
-    fn new(text: &str) -> Window {
-        let words = words(text);
+    fn of(text: &str, words: &[Word], lex: &Lexicon) -> Window {
+        let content: Vec<u32> = words.iter().filter(|w| w.content).map(|w| w.stem).collect();
+        let mut scope = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if w.negation {
+                let after = words.iter().skip(i + 1).take(4);
+                scope.extend(after.filter(|x| x.content).map(|x| x.stem));
+            }
+        }
         Window {
-            content: content(text).into_iter().collect(),
+            keys: Keys::of(lex.keys(&content)),
+            content: Ids::of(content),
+            stems: Ids::of(words.iter().map(|w| w.stem).collect()),
             ids: identifiers(text),
-            hedged: is_hedged(text),
-            negated: is_negated(&words),
-            scope: negated_scope(&words),
-            failure: has_any(&words, FAILURES),
-            stems: stem_set(&words),
+            hedged: words.iter().any(|w| w.hedge) || says_not_sure(text),
+            negated: words.iter().any(|w| w.negation),
+            scope,
+            failure: words.iter().any(|w| w.failure),
         }
     }
 }
 
 /// A source analysed once: each sentence analysed once, the windows (one to three consecutive
-/// sentences) as ranges over them, and for each word the sentences that hold it, so finding a
+/// sentences) as ranges over them, and for each stem the sentences that hold it, so finding a
 /// claim's best window costs the claim's postings, not every window.
 struct Source {
     text: String,
@@ -77,16 +221,28 @@ struct Source {
     wins: Vec<(u32, u32)>,
     /// For each sentence and length 1 to 3, the window starting there.
     win_at: Vec<[u32; 3]>,
-    all: WordSet,
-    all_words: WordSet,
-    postings: TextMap<Vec<u32>>,
+    /// Content stems of the whole text.
+    all: Ids,
+    /// Words of the whole text.
+    all_words: Ids,
+    postings: HashMap<u32, Vec<u32>, std::hash::BuildHasherDefault<Fnv>>,
 }
 
 impl Source {
-    fn new(text: &str) -> Source {
-        let mut sents: Vec<Window> = sentences(text).into_iter().map(Window::new).collect();
+    fn new(text: &str, lex: &mut Lexicon) -> Source {
+        // Sentences split only at whitespace, which no word spans, so the words of the text
+        // are the words of its sentences.
+        let mut all_words = Vec::new();
+        let mut sents: Vec<Window> = sentences(text)
+            .into_iter()
+            .map(|s| {
+                let words = lex.words(s);
+                all_words.extend(words.iter().map(|w| w.id));
+                Window::of(s, &words, lex)
+            })
+            .collect();
         if sents.is_empty() {
-            sents.push(Window::new(""));
+            sents.push(Window::of("", &[], lex));
         }
         let n = sents.len();
         let mut wins = Vec::new();
@@ -100,138 +256,179 @@ impl Source {
                 wins.push((i as u32, len as u32));
             }
         }
-        let mut postings: TextMap<Vec<u32>> = TextMap::default();
+        let mut postings: HashMap<u32, Vec<u32>, _> = HashMap::default();
         for (i, w) in sents.iter().enumerate() {
-            for t in &w.content {
-                postings.entry(t.clone()).or_default().push(i as u32);
+            for t in &w.content.0 {
+                postings.entry(*t).or_default().push(i as u32);
             }
         }
         Source {
             text: text.to_string(),
+            all: Ids::union(sents.iter().map(|w| w.content.0.clone())),
+            all_words: Ids::of(all_words),
             sents,
             wins,
             win_at,
-            all: content(text).into_iter().collect(),
-            all_words: words(text).into_iter().collect(),
             postings,
         }
     }
 
     /// The window of sentences `start .. start + len`, merged from its sentences.
-    fn window(&self, (start, len): (u32, u32)) -> Window {
+    fn window(&self, (start, len): (u32, u32)) -> std::borrow::Cow<'_, Window> {
         let parts = &self.sents[start as usize..(start + len) as usize];
         if let [one] = parts {
-            return one.clone();
+            return std::borrow::Cow::Borrowed(one);
         }
-        let mut w = Window {
-            stems: WordSet::default(),
-            content: WordSet::default(),
-            ids: Vec::new(),
-            hedged: false,
-            negated: false,
-            scope: Vec::new(),
-            failure: false,
-        };
-        for p in parts {
-            w.stems.extend(p.stems.iter().cloned());
-            w.content.extend(p.content.iter().cloned());
-            w.ids.extend(p.ids.iter().cloned());
-            w.hedged |= p.hedged;
-            w.negated |= p.negated;
-            w.scope.extend(p.scope.iter().cloned());
-            w.failure |= p.failure;
-        }
-        w
+        std::borrow::Cow::Owned(Window {
+            stems: Ids::union(parts.iter().map(|p| p.stems.0.clone())),
+            content: Ids::union(parts.iter().map(|p| p.content.0.clone())),
+            keys: Keys::of(
+                parts
+                    .iter()
+                    .flat_map(|p| p.keys.0.iter().copied())
+                    .collect(),
+            ),
+            ids: parts.iter().flat_map(|p| p.ids.iter().cloned()).collect(),
+            hedged: parts.iter().any(|p| p.hedged),
+            negated: parts.iter().any(|p| p.negated),
+            scope: parts.iter().flat_map(|p| p.scope.iter().copied()).collect(),
+            failure: parts.iter().any(|p| p.failure),
+        })
     }
 }
 
 /// One claim sentence analysed once.
 struct ClaimPart {
-    content: Vec<String>,
-    stems: WordSet,
-    ids: Vec<Ident>,
-    names: Vec<String>,
-    hedged: bool,
-    negated: bool,
-    scope: Vec<String>,
-    failure: bool,
+    /// Content stems in order, repeats kept: coverage counts each.
+    content: Vec<u32>,
+    /// The fuzzy-match key of each of them.
+    keys: Vec<Option<u64>>,
+    /// The analysis shared with sources.
+    w: Window,
+    /// Words of capitalised tokens after the first: names, which edits swap for other names.
+    names: Vec<u32>,
 }
 
 impl ClaimPart {
-    fn new(claim: &str) -> ClaimPart {
-        let words = words(claim);
-        // Names: capitalised words after the first, which edits swap for other names.
-        let names = claim
-            .split_whitespace()
-            .skip(1)
-            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-            .flat_map(super::text::words)
-            .collect();
+    fn new(claim: &str, lex: &mut Lexicon) -> ClaimPart {
+        let words = lex.words(claim);
+        let mut names = Vec::new();
+        for tok in claim.split_whitespace().skip(1) {
+            if tok.chars().next().is_some_and(char::is_uppercase) {
+                names.extend(lex.words(tok).iter().map(|w| w.id));
+            }
+        }
+        let content: Vec<u32> = words.iter().filter(|w| w.content).map(|w| w.stem).collect();
         ClaimPart {
-            content: content(claim),
-            ids: identifiers(claim),
+            keys: content.iter().map(|s| lex.prefix[*s as usize]).collect(),
+            content,
+            w: Window::of(claim, &words, lex),
             names,
-            hedged: is_hedged(claim),
-            negated: is_negated(&words),
-            scope: negated_scope(&words),
-            failure: has_any(&words, FAILURES),
-            stems: stem_set(&words),
         }
     }
 }
 
 const CACHE_LIMIT: usize = 4096;
-
-thread_local! {
-    static SOURCES: RefCell<TextMap<Rc<Source>>> = RefCell::new(TextMap::default());
-    static CLAIMS: RefCell<TextMap<Rc<Vec<ClaimPart>>>> = RefCell::new(TextMap::default());
-}
+const LEXICON_LIMIT: usize = 1 << 20;
 
 /// Analyses are pure functions of the text, so a cache cannot change a score; it only saves
 /// re-reading the same span for each of a summary's claims.
-fn cached<T>(
-    cache: &'static std::thread::LocalKey<RefCell<TextMap<Rc<T>>>>,
-    key: &str,
-    make: impl FnOnce() -> T,
-) -> Rc<T> {
-    cache.with(|c| {
-        if let Some(hit) = c.borrow().get(key) {
-            return hit.clone();
+#[derive(Default)]
+struct Caches {
+    lex: Option<Lexicon>,
+    sources: TextMap<Rc<Source>>,
+    claims: TextMap<Rc<Vec<ClaimPart>>>,
+}
+
+thread_local! {
+    static CACHES: RefCell<Caches> = RefCell::new(Caches::default());
+}
+
+impl Caches {
+    /// The lexicon, after dropping everything once a cache or the lexicon is full. Only call
+    /// it before taking numbers from the lexicon: analyses from before a reset do not match
+    /// numbers from after it.
+    fn fresh(&mut self) -> &mut Lexicon {
+        let full = self.sources.len() >= CACHE_LIMIT
+            || self.claims.len() >= CACHE_LIMIT
+            || self.lex.as_ref().is_some_and(|l| l.len() >= LEXICON_LIMIT);
+        if full {
+            *self = Caches::default();
         }
-        let value = Rc::new(make());
-        let mut map = c.borrow_mut();
-        if map.len() >= CACHE_LIMIT {
-            map.clear();
-        }
-        map.insert(key.to_string(), value.clone());
-        value
+        self.lex.get_or_insert_with(Lexicon::new)
+    }
+}
+
+/// The first five characters of each content stem of a text, each packed exactly into one
+/// number, sorted and without repeats: the gates' candidate prefilter (SPEC.md 8.6). Values,
+/// not lexicon numbers, so they stay comparable across resets.
+pub(crate) fn prefix_keys(text: &str) -> Vec<u128> {
+    CACHES.with(|c| {
+        let mut c = c.borrow_mut();
+        let lex = c.fresh();
+        let mut keys = Vec::new();
+        for_each_word(text, |w| {
+            let word = lex.word(w);
+            if word.content {
+                keys.push(lex.chars5[word.stem as usize]);
+            }
+        });
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     })
 }
 
-fn analysed(text: &str) -> Rc<Source> {
-    cached(&SOURCES, text, || Source::new(text))
-}
-
-fn claim_parts(text: &str) -> Rc<Vec<ClaimPart>> {
-    cached(&CLAIMS, text, || {
-        let mut parts = sentences(text);
-        if parts.is_empty() {
-            parts.push(text);
-        }
-        parts.into_iter().map(ClaimPart::new).collect()
+/// The analyses of a source and a claim, and the antonym pairs, from one lexicon.
+fn analyses(source: &str, claim: &str) -> (Rc<Source>, Rc<Vec<ClaimPart>>, Antonyms) {
+    CACHES.with(|c| {
+        let mut c = c.borrow_mut();
+        c.fresh();
+        let Caches {
+            lex,
+            sources,
+            claims,
+        } = &mut *c;
+        let lex = lex.get_or_insert_with(Lexicon::new);
+        let src = match sources.get(source) {
+            Some(hit) => hit.clone(),
+            None => {
+                let v = Rc::new(Source::new(source, lex));
+                sources.insert(source.to_string(), v.clone());
+                v
+            }
+        };
+        let parts = match claims.get(claim) {
+            Some(hit) => hit.clone(),
+            None => {
+                let mut texts = sentences(claim);
+                if texts.is_empty() {
+                    texts.push(claim);
+                }
+                let v = Rc::new(texts.into_iter().map(|t| ClaimPart::new(t, lex)).collect());
+                claims.insert(claim.to_string(), Rc::clone(&v));
+                v
+            }
+        };
+        (src, parts, Rc::clone(&lex.antonyms))
     })
 }
 
-fn fuzzy(a: &str, set: &WordSet) -> bool {
-    set.contains(a)
-        || (a.len() >= 5
-            && set
-                .iter()
-                .any(|b| b.len() >= 5 && b.as_bytes()[..5] == a.as_bytes()[..5]))
+/// Whether a stem is in a window's content, or shares its first five bytes with one there.
+fn fuzzy(stem: u32, key: Option<u64>, w: &Window) -> bool {
+    w.content.contains(stem) || key.is_some_and(|k| w.keys.contains(k))
+}
+
+/// Whether some stem of `a` has an antonym in `b` that `b` itself lacks.
+fn antonym_clash(pairs: &[(u32, u32)], a: &Ids, b: &Ids) -> bool {
+    pairs.iter().any(|&(x, y)| {
+        (a.contains(x) && b.contains(y) && !b.contains(x))
+            || (a.contains(y) && b.contains(x) && !b.contains(y))
+    })
 }
 
 /// One claim sentence against the source.
-fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
+fn sentence_scores(part: &ClaimPart, src: &Source, antonyms: &[(u32, u32)]) -> Scores {
     let (all, all_words, source) = (&src.all, &src.all_words, src.text.as_str());
     let c = &part.content;
     if c.is_empty() {
@@ -271,10 +468,16 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
     }
     let best = &src.window(src.wins[at]);
     let cov = f64::from(hits[at]) / n;
-    let precision = c.iter().filter(|t| all.contains(*t)).count() as f64 / n;
-    let fuzzy_cov = c.iter().filter(|t| fuzzy(t, &best.content)).count() as f64 / n;
+    let precision = c.iter().filter(|t| all.contains(**t)).count() as f64 / n;
+    let fuzzy_cov = c
+        .iter()
+        .zip(&part.keys)
+        .filter(|(t, k)| fuzzy(**t, **k, best))
+        .count() as f64
+        / n;
 
-    let ids = &part.ids;
+    let claim = &part.w;
+    let ids = &claim.ids;
     let win_ids = &best.ids;
     let mut id_found = 0.0;
     let mut conflict = false;
@@ -318,36 +521,32 @@ fn sentence_scores(part: &ClaimPart, src: &Source) -> Scores {
     let name_precision = if names.is_empty() {
         1.0
     } else {
-        names.iter().filter(|w| all_words.contains(*w)).count() as f64 / names.len() as f64
+        names.iter().filter(|w| all_words.contains(**w)).count() as f64 / names.len() as f64
     };
 
     // A negation counts only where it denies something the other side asserts.
-    let claim_set: WordSet = c.iter().cloned().collect();
-    let denies = |scope: Vec<String>, other: &dyn Fn(&String) -> bool| scope.iter().any(other);
     let neg_mismatch = cov >= 0.4
-        && ((best.negated
-            && !part.negated
-            && denies(best.scope.clone(), &|w| claim_set.contains(w)))
-            || (part.negated
+        && ((best.negated && !claim.negated && best.scope.iter().any(|w| c.contains(w)))
+            || (claim.negated
                 && !best.negated
-                && denies(part.scope.clone(), &|w| best.content.contains(w))));
-    let antonym = cov >= TOPIC && antonym_clash(&part.stems, &best.stems);
+                && claim.scope.iter().any(|w| best.content.contains(*w))));
+    let antonym = cov >= TOPIC && antonym_clash(antonyms, &claim.stems, &best.stems);
     // A failure report contradicts a claim only when it is about the same thing: it names one
     // of the claim's identifiers, or, for a claim without any, it covers most of its words.
     let shares_id = ids
         .iter()
         .any(|i| best.ids.iter().any(|w| w.text == i.text));
     let failure = best.failure
-        && !part.failure
+        && !claim.failure
         && cov >= 0.4
         && (shares_id || (ids.is_empty() && cov >= 0.8));
-    let hedge_gap = best.hedged && !part.hedged;
+    let hedge_gap = best.hedged && !claim.hedged;
 
     let mut entailment =
         (0.6 * cov + 0.4 * precision) * id_precision.powf(1.5) * name_precision.powf(NAME_POW);
     if neg_mismatch {
         entailment *= 0.25;
-    } else if cov >= 0.4 && part.negated != best.negated {
+    } else if cov >= 0.4 && claim.negated != best.negated {
         entailment *= 0.7;
     }
     if antonym {
@@ -394,10 +593,10 @@ impl Scorer for Lexical {
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
-        let src = analysed(source);
-        let per: Vec<Scores> = claim_parts(claim)
+        let (src, parts, antonyms) = analyses(source, claim);
+        let per: Vec<Scores> = parts
             .iter()
-            .map(|p| sentence_scores(p, &src))
+            .map(|p| sentence_scores(p, &src, &antonyms))
             .collect();
         let min_e = per.iter().map(|s| s.entailment).fold(1.0, f64::min);
         let mean_e = per.iter().map(|s| s.entailment).sum::<f64>() / per.len() as f64;

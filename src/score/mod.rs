@@ -9,6 +9,7 @@ mod lexical;
 pub mod text;
 
 pub use external::External;
+pub(crate) use lexical::prefix_keys;
 pub use lexical::{Lexical, TOPIC};
 
 /// What a scorer found for one claim against one source.

@@ -27,8 +27,33 @@ impl std::hash::Hasher for Fnv {
 /// A set of words hashed with [`Fnv`].
 pub type WordSet = std::collections::HashSet<String, std::hash::BuildHasherDefault<Fnv>>;
 
+/// A fixed list of words with a membership test that costs one hash, not a scan: the lists
+/// are asked about every word of every span the gates read.
+pub struct WordList {
+    words: &'static [&'static str],
+    set: std::sync::OnceLock<
+        std::collections::HashSet<&'static str, std::hash::BuildHasherDefault<Fnv>>,
+    >,
+}
+
+impl WordList {
+    const fn new(words: &'static [&'static str]) -> WordList {
+        WordList {
+            words,
+            set: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether `w` is in the list.
+    pub fn contains(&self, w: &str) -> bool {
+        self.set
+            .get_or_init(|| self.words.iter().copied().collect())
+            .contains(w)
+    }
+}
+
 /// Words that carry no content for coverage.
-const STOP: &[&str] = &[
+pub(crate) static STOP: WordList = WordList::new(&[
     "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "by", "for", "with",
     "from", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that",
     "these", "those", "there", "here", "we", "i", "you", "he", "she", "they", "them", "our", "us",
@@ -37,10 +62,10 @@ const STOP: &[&str] = &[
     "just", "very", "into", "about", "which", "who", "whom", "what", "when", "where", "how", "all",
     "any", "some", "such", "only", "own", "same", "too", "s", "t", "now", "up", "out", "over",
     "again", "further", "once", "during", "while", "after", "before", "said",
-];
+]);
 
 /// Words that negate what they govern.
-pub const NEGATIONS: &[&str] = &[
+pub static NEGATIONS: WordList = WordList::new(&[
     "not",
     "no",
     "never",
@@ -77,10 +102,10 @@ pub const NEGATIONS: &[&str] = &[
     "haven't",
     "hasnt",
     "hasn't",
-];
+]);
 
 /// Words that mark a statement as a guess.
-pub const HEDGES: &[&str] = &[
+pub static HEDGES: WordList = WordList::new(&[
     "think",
     "maybe",
     "probably",
@@ -98,10 +123,10 @@ pub const HEDGES: &[&str] = &[
     "apparently",
     "presumably",
     "roughly",
-];
+]);
 
 /// Words that report a failure.
-pub const FAILURES: &[&str] = &[
+pub static FAILURES: WordList = WordList::new(&[
     "failed",
     "fails",
     "failure",
@@ -121,10 +146,10 @@ pub const FAILURES: &[&str] = &[
     "fatal",
     "unreachable",
     "rejected",
-];
+]);
 
 /// Pairs of words that assert opposite things.
-const ANTONYMS: &[(&str, &str)] = &[
+pub(crate) const ANTONYMS: &[(&str, &str)] = &[
     ("upgrade", "downgrade"),
     ("increase", "decrease"),
     ("rise", "fall"),
@@ -177,39 +202,63 @@ pub fn stem(w: &str) -> String {
 }
 
 /// Lower-case word tokens: runs of letters, digits and apostrophes, with dots kept inside
-/// numbers (`2.3.1`).
+/// numbers (`2.3.1`), and apostrophes trimmed from both ends.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_string()));
+    out
+}
+
+/// Calls `f` with each token [`words`] would return, without allocating a string for each.
+pub fn for_each_word(text: &str, mut f: impl FnMut(&str)) {
     let mut cur = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
+    // Whether the last character of `cur` is an ASCII digit, for dots inside numbers.
+    let mut digit = false;
+    let mut emit = |cur: &mut String| {
+        let w = cur.trim_matches('\'');
+        if !w.is_empty() {
+            f(w);
+        }
+        cur.clear();
+    };
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
         let keep = c.is_alphanumeric()
             || c == '\''
-            || (c == '.'
-                && cur.chars().last().is_some_and(|p| p.is_ascii_digit())
-                && chars.get(i + 1).is_some_and(|n| n.is_ascii_digit()));
+            || (c == '.' && digit && chars.peek().is_some_and(char::is_ascii_digit));
         if keep {
-            cur.extend(c.to_lowercase());
+            if c.is_ascii() {
+                cur.push(c.to_ascii_lowercase());
+            } else {
+                cur.extend(c.to_lowercase());
+            }
+            digit = cur.ends_with(|p: char| p.is_ascii_digit());
         } else if !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
+            emit(&mut cur);
+            digit = false;
         }
     }
     if !cur.is_empty() {
-        out.push(cur);
+        emit(&mut cur);
     }
-    out.into_iter()
-        .map(|w| w.trim_matches('\'').to_string())
-        .filter(|w| !w.is_empty())
-        .collect()
 }
 
 /// Content tokens: stemmed words that are not stop words.
 pub fn content(text: &str) -> Vec<String> {
-    words(text)
-        .into_iter()
-        .filter(|w| !STOP.contains(&w.as_str()) && !NEGATIONS.contains(&w.as_str()))
-        .map(|w| stem(&w))
+    content_of(&words(text))
+}
+
+/// The content tokens of words already split by [`words`].
+pub fn content_of(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .filter(|w| is_content(w))
+        .map(|w| stem(w))
         .collect()
+}
+
+fn is_content(w: &str) -> bool {
+    !STOP.contains(w) && !NEGATIONS.contains(w)
 }
 
 /// The kind of an identifier, for same-kind conflicts.
@@ -241,6 +290,10 @@ pub struct Ident {
 }
 
 fn classify(tok: &str) -> Option<IdKind> {
+    // Every kind needs a digit or a slash: most words leave here.
+    if !tok.bytes().any(|b| b.is_ascii_digit() || b == b'/') {
+        return None;
+    }
     if tok.contains("://") {
         return Some(IdKind::Url);
     }
@@ -269,21 +322,44 @@ fn classify(tok: &str) -> Option<IdKind> {
 
 /// The identifiers in a text: versions, numbers, ports, paths, URLs, hashes and codes.
 pub fn identifiers(text: &str) -> Vec<Ident> {
+    let separator = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '=' | ','
+                    | ';'
+                    | '('
+                    | ')'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '<'
+                    | '>'
+                    | '"'
+                    | '\''
+                    | '`'
+                    | '|'
+            )
+    };
     let mut out = Vec::new();
-    let mut before: Option<String> = None;
-    for raw in text.split(|c: char| c.is_whitespace() || "=,;()[]{}<>\"'`|".contains(c)) {
-        let tok = raw.trim_matches(|c: char| ".:!?*".contains(c));
+    // The token before, whose last word is the word before an identifier.
+    let mut prev = "";
+    for raw in text.split(separator) {
+        let tok = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?' | '*'));
         if tok.is_empty() {
             continue;
         }
         if let Some(kind) = classify(tok) {
+            let mut before = None;
+            for_each_word(prev, |w| before = Some(w.to_string()));
             out.push(Ident {
                 text: tok.to_string(),
                 kind,
-                before: before.clone(),
+                before,
             });
         }
-        before = words(tok).last().cloned();
+        prev = tok;
     }
     out
 }
@@ -316,52 +392,45 @@ pub fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
-/// Whether any word of `text` is in `list`.
-pub fn has_any(words: &[String], list: &[&str]) -> bool {
-    words.iter().any(|w| list.contains(&w.as_str()))
+/// Whether any word of `words` is in `list`.
+pub fn has_any(words: &[String], list: &WordList) -> bool {
+    words.iter().any(|w| list.contains(w))
 }
 
 /// Whether the text is hedged ("I think", "maybe", "probably" ...).
 pub fn is_hedged(text: &str) -> bool {
-    let w = words(text);
-    has_any(&w, HEDGES) || text.to_lowercase().contains("not sure")
+    is_hedged_words(text, &words(text))
+}
+
+/// [`is_hedged`] for a text already split by [`words`].
+pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
+    has_any(words, &HEDGES) || says_not_sure(text)
+}
+
+/// Whether the text says "not sure", in any case (no character outside ASCII lower-cases to
+/// one of these letters, so comparing ASCII case-insensitively is exact).
+pub fn says_not_sure(text: &str) -> bool {
+    text.as_bytes()
+        .windows(8)
+        .any(|w| w.eq_ignore_ascii_case(b"not sure"))
 }
 
 /// Whether the text negates.
 pub fn is_negated(words: &[String]) -> bool {
-    has_any(words, NEGATIONS) || words.iter().any(|w| w.ends_with("n't"))
+    has_any(words, &NEGATIONS) || words.iter().any(|w| w.ends_with("n't"))
 }
 
 /// The stemmed content words within four words after each negation: what the negation denies.
 pub fn negated_scope(words: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        if NEGATIONS.contains(&w.as_str()) || w.ends_with("n't") {
+        if NEGATIONS.contains(w) || w.ends_with("n't") {
             for x in words.iter().skip(i + 1).take(4) {
-                if !STOP.contains(&x.as_str()) && !NEGATIONS.contains(&x.as_str()) {
+                if is_content(x) {
                     out.push(stem(x));
                 }
             }
         }
     }
     out
-}
-
-/// The stemmed antonym pairs, computed once.
-fn antonym_stems() -> &'static [(String, String)] {
-    static PAIRS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
-    PAIRS.get_or_init(|| ANTONYMS.iter().map(|(x, y)| (stem(x), stem(y))).collect())
-}
-
-/// The stems of a word list, for [`antonym_clash`].
-pub fn stem_set(words: &[String]) -> WordSet {
-    words.iter().map(|w| stem(w)).collect()
-}
-
-/// Whether some word of `a` has an antonym in `b` that `a` itself lacks (both as stem sets).
-pub fn antonym_clash(a: &WordSet, b: &WordSet) -> bool {
-    antonym_stems().iter().any(|(x, y)| {
-        (a.contains(x) && b.contains(y) && !b.contains(x))
-            || (a.contains(y) && b.contains(x) && !b.contains(y))
-    })
 }
