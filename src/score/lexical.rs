@@ -81,6 +81,8 @@ struct Word {
     id: u32,
     /// The number of its stem.
     stem: u32,
+    /// Its stem's first five bytes, when it has five, for fuzzy matches.
+    key: Option<u64>,
     /// Not a stop word nor a listed negation: it counts for coverage.
     content: bool,
     /// A negation ("not", or any word ending in "n't").
@@ -139,9 +141,11 @@ impl Lexicon {
         if let Some(&word) = self.words.get(w) {
             return word;
         }
+        let stem = self.stem(&stem(w));
         let word = Word {
             id: self.words.len() as u32,
-            stem: self.stem(&stem(w)),
+            stem,
+            key: self.prefix[stem as usize],
             content: !STOP.contains(w) && !NEGATIONS.contains(w),
             negation: NEGATIONS.contains(w) || w.ends_with("n't"),
             hedge: HEDGES.contains(w),
@@ -156,14 +160,6 @@ impl Lexicon {
         let mut out = Vec::new();
         for_each_word(text, |w| out.push(self.word(w)));
         out
-    }
-
-    /// The fuzzy-match keys of a list of stems.
-    fn keys(&self, stems: &[u32]) -> Vec<u64> {
-        stems
-            .iter()
-            .filter_map(|s| self.prefix[*s as usize])
-            .collect()
     }
 
     fn len(&self) -> usize {
@@ -189,7 +185,7 @@ struct Window {
 }
 
 impl Window {
-    fn of(text: &str, words: &[Word], lex: &Lexicon) -> Window {
+    fn of(text: &str, words: &[Word]) -> Window {
         let content: Vec<u32> = words.iter().filter(|w| w.content).map(|w| w.stem).collect();
         let mut scope = Vec::new();
         for (i, w) in words.iter().enumerate() {
@@ -199,7 +195,13 @@ impl Window {
             }
         }
         Window {
-            keys: Keys::of(lex.keys(&content)),
+            keys: Keys::of(
+                words
+                    .iter()
+                    .filter(|w| w.content)
+                    .filter_map(|w| w.key)
+                    .collect(),
+            ),
             content: Ids::of(content),
             stems: Ids::of(words.iter().map(|w| w.stem).collect()),
             ids: identifiers(text),
@@ -211,12 +213,22 @@ impl Window {
     }
 }
 
-/// A source analysed once: each sentence analysed once, the windows (one to three consecutive
-/// sentences) as ranges over them, and for each stem the sentences that hold it, so finding a
-/// claim's best window costs the claim's postings, not every window.
+/// One sentence of a source: its words, and the full analysis once a claim's best window
+/// falls on it.
+struct Sentence {
+    /// Byte range in the source text.
+    range: (usize, usize),
+    words: Vec<Word>,
+    detail: std::cell::OnceCell<Window>,
+}
+
+/// A source analysed once: its sentences split into words, the windows (one to three
+/// consecutive sentences) as ranges over them, and for each stem the sentences that hold it,
+/// so finding a claim's best window costs the claim's postings, not every window. Only the
+/// sentences of a best window are analysed in full.
 struct Source {
     text: String,
-    sents: Vec<Window>,
+    sents: Vec<Sentence>,
     /// (first sentence, sentence count) of each window, in the order windows are ranked.
     wins: Vec<(u32, u32)>,
     /// For each sentence and length 1 to 3, the window starting there.
@@ -225,24 +237,34 @@ struct Source {
     all: Ids,
     /// Words of the whole text.
     all_words: Ids,
-    postings: HashMap<u32, Vec<u32>, std::hash::BuildHasherDefault<Fnv>>,
+    /// The candidate prefilter's keys of the whole text (see [`prefix_keys`]).
+    chars5: Vec<u128>,
+    /// (content stem, sentence) pairs, sorted: the sentences holding a stem are a run.
+    postings: Vec<(u32, u32)>,
 }
 
 impl Source {
     fn new(text: &str, lex: &mut Lexicon) -> Source {
         // Sentences split only at whitespace, which no word spans, so the words of the text
         // are the words of its sentences.
-        let mut all_words = Vec::new();
-        let mut sents: Vec<Window> = sentences(text)
+        let base = text.as_ptr() as usize;
+        let mut sents: Vec<Sentence> = sentences(text)
             .into_iter()
             .map(|s| {
-                let words = lex.words(s);
-                all_words.extend(words.iter().map(|w| w.id));
-                Window::of(s, &words, lex)
+                let start = s.as_ptr() as usize - base;
+                Sentence {
+                    range: (start, start + s.len()),
+                    words: lex.words(s),
+                    detail: std::cell::OnceCell::new(),
+                }
             })
             .collect();
         if sents.is_empty() {
-            sents.push(Window::of("", &[], lex));
+            sents.push(Sentence {
+                range: (0, 0),
+                words: Vec::new(),
+                detail: std::cell::OnceCell::new(),
+            });
         }
         let n = sents.len();
         let mut wins = Vec::new();
@@ -256,16 +278,26 @@ impl Source {
                 wins.push((i as u32, len as u32));
             }
         }
-        let mut postings: HashMap<u32, Vec<u32>, _> = HashMap::default();
-        for (i, w) in sents.iter().enumerate() {
-            for t in &w.content.0 {
-                postings.entry(*t).or_default().push(i as u32);
+        let (mut postings, mut all_words) = (Vec::new(), Vec::new());
+        for (i, sent) in sents.iter().enumerate() {
+            for w in &sent.words {
+                all_words.push(w.id);
+                if w.content {
+                    postings.push((w.stem, i as u32));
+                }
             }
         }
+        postings.sort_unstable();
+        postings.dedup();
+        let all = Ids::of(postings.iter().map(|p| p.0).collect());
+        let mut chars5: Vec<u128> = all.0.iter().map(|s| lex.chars5[*s as usize]).collect();
+        chars5.sort_unstable();
+        chars5.dedup();
         Source {
             text: text.to_string(),
-            all: Ids::union(sents.iter().map(|w| w.content.0.clone())),
+            all,
             all_words: Ids::of(all_words),
+            chars5,
             sents,
             wins,
             win_at,
@@ -273,12 +305,20 @@ impl Source {
         }
     }
 
+    /// The full analysis of one sentence, made the first time it is asked for.
+    fn sentence(&self, i: usize) -> &Window {
+        let s = &self.sents[i];
+        s.detail
+            .get_or_init(|| Window::of(&self.text[s.range.0..s.range.1], &s.words))
+    }
+
     /// The window of sentences `start .. start + len`, merged from its sentences.
     fn window(&self, (start, len): (u32, u32)) -> std::borrow::Cow<'_, Window> {
-        let parts = &self.sents[start as usize..(start + len) as usize];
-        if let [one] = parts {
-            return std::borrow::Cow::Borrowed(one);
+        let (start, end) = (start as usize, (start + len) as usize);
+        if len == 1 {
+            return std::borrow::Cow::Borrowed(self.sentence(start));
         }
+        let parts: Vec<&Window> = (start..end).map(|i| self.sentence(i)).collect();
         std::borrow::Cow::Owned(Window {
             stems: Ids::union(parts.iter().map(|p| p.stems.0.clone())),
             content: Ids::union(parts.iter().map(|p| p.content.0.clone())),
@@ -322,14 +362,14 @@ impl ClaimPart {
         ClaimPart {
             keys: content.iter().map(|s| lex.prefix[*s as usize]).collect(),
             content,
-            w: Window::of(claim, &words, lex),
+            w: Window::of(claim, &words),
             names,
         }
     }
 }
 
 const CACHE_LIMIT: usize = 4096;
-const LEXICON_LIMIT: usize = 1 << 20;
+const LEXICON_LIMIT: usize = 1 << 18;
 
 /// Analyses are pure functions of the text, so a cache cannot change a score; it only saves
 /// re-reading the same span for each of a summary's claims.
@@ -357,6 +397,32 @@ impl Caches {
         }
         self.lex.get_or_insert_with(Lexicon::new)
     }
+
+    /// The analysis of a source text, from the cache or made now.
+    fn source(&mut self, text: &str) -> Rc<Source> {
+        if let Some(hit) = self.sources.get(text) {
+            return Rc::clone(hit);
+        }
+        let lex = self.lex.get_or_insert_with(Lexicon::new);
+        let v = Rc::new(Source::new(text, lex));
+        self.sources.insert(text.to_string(), Rc::clone(&v));
+        v
+    }
+
+    /// The analysis of a claim, one part per sentence, from the cache or made now.
+    fn claim(&mut self, text: &str) -> Rc<Vec<ClaimPart>> {
+        if let Some(hit) = self.claims.get(text) {
+            return Rc::clone(hit);
+        }
+        let lex = self.lex.get_or_insert_with(Lexicon::new);
+        let mut texts = sentences(text);
+        if texts.is_empty() {
+            texts.push(text);
+        }
+        let v = Rc::new(texts.into_iter().map(|t| ClaimPart::new(t, lex)).collect());
+        self.claims.insert(text.to_string(), Rc::clone(&v));
+        v
+    }
 }
 
 /// The first five characters of each content stem of a text, each packed exactly into one
@@ -365,17 +431,8 @@ impl Caches {
 pub(crate) fn prefix_keys(text: &str) -> Vec<u128> {
     CACHES.with(|c| {
         let mut c = c.borrow_mut();
-        let lex = c.fresh();
-        let mut keys = Vec::new();
-        for_each_word(text, |w| {
-            let word = lex.word(w);
-            if word.content {
-                keys.push(lex.chars5[word.stem as usize]);
-            }
-        });
-        keys.sort_unstable();
-        keys.dedup();
-        keys
+        c.fresh();
+        c.source(text).chars5.clone()
     })
 }
 
@@ -383,34 +440,8 @@ pub(crate) fn prefix_keys(text: &str) -> Vec<u128> {
 fn analyses(source: &str, claim: &str) -> (Rc<Source>, Rc<Vec<ClaimPart>>, Antonyms) {
     CACHES.with(|c| {
         let mut c = c.borrow_mut();
-        c.fresh();
-        let Caches {
-            lex,
-            sources,
-            claims,
-        } = &mut *c;
-        let lex = lex.get_or_insert_with(Lexicon::new);
-        let src = match sources.get(source) {
-            Some(hit) => hit.clone(),
-            None => {
-                let v = Rc::new(Source::new(source, lex));
-                sources.insert(source.to_string(), v.clone());
-                v
-            }
-        };
-        let parts = match claims.get(claim) {
-            Some(hit) => hit.clone(),
-            None => {
-                let mut texts = sentences(claim);
-                if texts.is_empty() {
-                    texts.push(claim);
-                }
-                let v = Rc::new(texts.into_iter().map(|t| ClaimPart::new(t, lex)).collect());
-                claims.insert(claim.to_string(), Rc::clone(&v));
-                v
-            }
-        };
-        (src, parts, Rc::clone(&lex.antonyms))
+        let antonyms = Rc::clone(&c.fresh().antonyms);
+        (c.source(source), c.claim(claim), antonyms)
     })
 }
 
@@ -445,7 +476,9 @@ fn sentence_scores(part: &ClaimPart, src: &Source, antonyms: &[(u32, u32)]) -> S
     let mut stamp = vec![u32::MAX; src.wins.len()];
     let sentences = src.sents.len() as u32;
     for (k, t) in c.iter().enumerate() {
-        for &j in src.postings.get(t).map(Vec::as_slice).unwrap_or(&[]) {
+        let from = src.postings.partition_point(|p| p.0 < *t);
+        let run = src.postings[from..].iter().take_while(|p| p.0 == *t);
+        for &(_, j) in run {
             for len in 1..=3u32 {
                 for start in j.saturating_sub(len - 1)..=j {
                     if start + len > sentences {
