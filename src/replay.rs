@@ -8,7 +8,8 @@ use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
 use crate::score::text::{identifiers, is_hedged};
 use crate::store::Read;
 use serde_json::{json, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 /// How a node of a derivation tree was reached from its parent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,34 +113,86 @@ fn verdict_of<R: Read>(read: &R, subject: &Rid) -> Result<Option<(u64, Verdict)>
     })
 }
 
+/// Reads for one `why`, each made once: a derivation visits the same records, reverse
+/// links and kinds from several sides.
 struct Walker<'a, R: Read> {
     read: &'a R,
     seen: HashSet<Rid>,
     claims: Vec<(u64, Rid)>,
+    records: HashMap<Rid, Option<(u64, Rc<Record>)>>,
+    dependents: HashMap<Rid, Rc<Vec<Rid>>>,
+    kinds: HashMap<Rid, Option<Kind>>,
 }
 
 fn admitted<R: Read>(read: &R, summary: &Rid) -> Result<bool> {
     Ok(verdict_of(read, summary)?.is_some_and(|(_, v)| v.admitted))
 }
 
-impl<R: Read> Walker<'_, R> {
+impl<'a, R: Read> Walker<'a, R> {
+    fn new(read: &'a R) -> Self {
+        Walker {
+            read,
+            seen: HashSet::new(),
+            claims: Vec::new(),
+            records: HashMap::new(),
+            dependents: HashMap::new(),
+            kinds: HashMap::new(),
+        }
+    }
+
+    /// A record and its log index.
+    fn record(&mut self, rid: &Rid) -> Result<Option<(u64, Rc<Record>)>> {
+        if let Some(hit) = self.records.get(rid) {
+            return Ok(hit.clone());
+        }
+        let found = match self.read.index_of(rid)? {
+            Some(i) => self.read.trusted_at(*rid, i)?.map(|r| (i, Rc::new(r))),
+            None => None,
+        };
+        self.records.insert(*rid, found.clone());
+        Ok(found)
+    }
+
+    /// The records that link to `rid`.
+    fn dependents(&mut self, rid: &Rid) -> Result<Rc<Vec<Rid>>> {
+        if let Some(hit) = self.dependents.get(rid) {
+            return Ok(Rc::clone(hit));
+        }
+        let deps = Rc::new(self.read.dependents(rid)?);
+        self.dependents.insert(*rid, Rc::clone(&deps));
+        Ok(deps)
+    }
+
+    /// A record's kind, from its header byte unless it was read whole already.
+    fn kind(&mut self, rid: &Rid) -> Result<Option<Kind>> {
+        if let Some(Some((_, r))) = self.records.get(rid) {
+            return Ok(Some(r.kind()));
+        }
+        if let Some(hit) = self.kinds.get(rid) {
+            return Ok(*hit);
+        }
+        let kind = self.read.kind_of(rid)?;
+        self.kinds.insert(*rid, kind);
+        Ok(kind)
+    }
+
     /// The first admitted summary that held a claim, and its boundary number: read from the
     /// claim's reverse links, not by scanning the stream.
-    fn carrier(&self, claim: &Rid) -> Result<Option<(usize, Rid)>> {
+    fn carrier(&mut self, claim: &Rid) -> Result<Option<(usize, Rid)>> {
         let mut best: Option<(usize, Rid)> = None;
-        for dep in self.read.dependents(claim)? {
-            if self.read.kind_of(&dep)? != Some(Kind::Summary) || !admitted(self.read, &dep)? {
+        for dep in self.dependents(claim)?.iter() {
+            if self.kind(dep)? != Some(Kind::Summary) || !admitted(self.read, dep)? {
                 continue;
             }
-            let n = self.read.ordinal(&dep)?.unwrap_or(0) as usize;
+            let n = self.read.ordinal(dep)?.unwrap_or(0) as usize;
             if best.is_none_or(|(b, _)| n < b) {
-                best = Some((n, dep));
+                best = Some((n, *dep));
             }
         }
         Ok(best)
     }
 
-    fn span_node(&mut self, rid: Rid, hop: Hop, span: Span) -> Result<Node> {
+    fn span_node(&mut self, rid: Rid, index: u64, hop: Hop, span: &Span) -> Result<Node> {
         let status = match self.read.evicted_by(&rid)? {
             Some(s) => format!(
                 "raw, evicted by summary {}",
@@ -149,10 +202,10 @@ impl<R: Read> Walker<'_, R> {
         };
         Ok(Node {
             rid,
-            index: self.read.index_of(&rid)?.unwrap_or_default(),
+            index,
             hop,
             kind: Kind::Span,
-            text: span.text,
+            text: span.text.clone(),
             detail: format!("turn {}, {}", span.turn, span.role.name()),
             status,
             children: Vec::new(),
@@ -161,10 +214,12 @@ impl<R: Read> Walker<'_, R> {
     }
 
     fn claim_node(&mut self, rid: Rid, hop: Hop) -> Result<Node> {
-        let Some(Record::Claim(c)) = self.read.get_trusted(&rid)? else {
+        let Some((index, rec)) = self.record(&rid)? else {
             return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
         };
-        let index = self.read.index_of(&rid)?.unwrap_or_default();
+        let Record::Claim(c) = &*rec else {
+            return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
+        };
         let repeated = !self.seen.insert(rid);
         let status = claim_status_plain(self.read, rid)?;
         let mut node = Node {
@@ -183,9 +238,15 @@ impl<R: Read> Walker<'_, R> {
         }
         self.claims.push((index, rid));
         for w in &c.witnesses {
-            match self.read.get_trusted(w)? {
-                Some(Record::Span(s)) => node.children.push(self.span_node(*w, Hop::Witness, s)?),
-                Some(Record::Claim(_)) => {
+            let Some((windex, witness)) = self.record(w)? else {
+                continue;
+            };
+            match &*witness {
+                Record::Span(s) => {
+                    let n = self.span_node(*w, windex, Hop::Witness, s)?;
+                    node.children.push(n);
+                }
+                Record::Claim(_) => {
                     let hop = match self.carrier(w)? {
                         Some((boundary, summary)) => Hop::Carried { summary, boundary },
                         None => Hop::Witness,
@@ -196,11 +257,16 @@ impl<R: Read> Walker<'_, R> {
             }
         }
         if let Some(g) = self.read.regrounded(&rid)? {
-            if let Some(Record::Reground(r)) = self.read.get_trusted(&g)? {
-                for sp in r.spans {
-                    if let Some(Record::Span(s)) = self.read.get_trusted(&sp)? {
-                        let n = self.span_node(sp, Hop::Regrounded { reground: g }, s)?;
-                        node.children.push(n);
+            if let Some((_, r)) = self.record(&g)? {
+                if let Record::Reground(r) = &*r {
+                    for sp in &r.spans {
+                        if let Some((sindex, s)) = self.record(sp)? {
+                            if let Record::Span(s) = &*s {
+                                let hop = Hop::Regrounded { reground: g };
+                                let n = self.span_node(*sp, sindex, hop, s)?;
+                                node.children.push(n);
+                            }
+                        }
                     }
                 }
             }
@@ -229,14 +295,13 @@ fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
 /// A claim's derivation tree down to the raw spans, each hop labelled, and every point where
 /// its provenance was lost, earliest first.
 pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
-    let Some(Record::Claim(_)) = read.get_trusted(&claim)? else {
+    let mut w = Walker::new(read);
+    let is_claim = w
+        .record(&claim)?
+        .is_some_and(|(_, r)| matches!(*r, Record::Claim(_)));
+    if !is_claim {
         return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
-    };
-    let mut w = Walker {
-        read,
-        seen: HashSet::new(),
-        claims: Vec::new(),
-    };
+    }
     let root = w.claim_node(claim, Hop::Root)?;
     let mut claims = std::mem::take(&mut w.claims);
     claims.sort();
@@ -244,18 +309,20 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     let mut recorded: HashSet<(String, Rid)> = HashSet::new();
     // What the gates recorded about these claims.
     for (_, cl) in &claims {
-        for dep in read.dependents(cl)? {
+        for dep in w.dependents(cl)?.iter() {
             // Refused proposals never took effect: only admitted verdicts tell the history.
-            if read.kind_of(&dep)? != Some(Kind::Verdict) {
+            if w.kind(dep)? != Some(Kind::Verdict) {
                 continue;
             }
-            let Some(Record::Verdict(v)) = read.get_trusted(&dep)? else {
+            let Some((index, v)) = w.record(dep)? else {
+                continue;
+            };
+            let Record::Verdict(v) = &*v else {
                 continue;
             };
             if !v.admitted {
                 continue;
             }
-            let index = read.index_of(&dep)?.unwrap_or_default();
             for f in v.findings.iter().filter(|f| f.subject == *cl) {
                 if matches!(
                     f.gate.as_str(),
@@ -283,7 +350,10 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
         let Some(node) = find(&root, cl) else {
             continue;
         };
-        let Some(Record::Claim(rec)) = read.get_trusted(cl)? else {
+        let Some((_, rec)) = w.record(cl)? else {
+            continue;
+        };
+        let Record::Claim(rec) = &*rec else {
             continue;
         };
         let spans: Vec<&Node> = node

@@ -4,7 +4,7 @@ mod read;
 pub mod tables;
 mod verify;
 
-pub use read::{Read, Tx};
+pub use read::{Opened, Read, SnapshotTx, Tx};
 pub use tables::{Facts, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
@@ -15,8 +15,8 @@ use crate::record::{
     MAX_RECORD_BYTES,
 };
 use redb::{
-    Database, DatabaseError, ReadTransaction, ReadableDatabase, ReadableTable,
-    ReadableTableMetadata, StorageError, WriteTransaction,
+    Database, DatabaseError, ReadableDatabase, ReadableTable, ReadableTableMetadata, StorageError,
+    WriteTransaction,
 };
 use std::path::{Path, PathBuf};
 use tables::*;
@@ -63,7 +63,7 @@ pub struct Ledger {
 
 /// A consistent, read-only view of the ledger as of the moment it was taken.
 pub struct Snapshot {
-    txn: ReadTransaction,
+    txn: SnapshotTx,
 }
 
 /// A write batch: appends that become durable together when [`Batch::commit`] is called.
@@ -84,8 +84,8 @@ pub struct Appended {
 }
 
 impl Read for Snapshot {
-    type X = ReadTransaction;
-    fn tx(&self) -> &ReadTransaction {
+    type X = SnapshotTx;
+    fn tx(&self) -> &SnapshotTx {
         &self.txn
     }
 }
@@ -322,7 +322,7 @@ impl Ledger {
     /// A read snapshot of the committed state.
     pub fn snapshot(&self) -> Result<Snapshot> {
         Ok(Snapshot {
-            txn: self.db.begin_read()?,
+            txn: SnapshotTx::new(self.db.begin_read()?),
         })
     }
 

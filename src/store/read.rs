@@ -4,65 +4,122 @@ use super::tables::*;
 use crate::error::{ErrorKind, Result};
 use crate::record::{decode, Kind, Record, Rid};
 use redb::{
-    Key, MultimapTableDefinition, ReadOnlyMultimapTable, ReadOnlyTable, ReadTransaction,
-    ReadableMultimapTable, ReadableTable, ReadableTableMetadata, TableDefinition, Value,
-    WriteTransaction,
+    Key, MultimapTableDefinition, MultimapTableHandle, ReadOnlyMultimapTable, ReadOnlyTable,
+    ReadTransaction, ReadableMultimapTable, ReadableTable, ReadableTableMetadata, TableDefinition,
+    TableHandle, Value, WriteTransaction,
 };
+use std::any::Any;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex};
 
-/// A redb transaction that tables can be read through: a [`ReadTransaction`] or a
+/// A transaction that tables can be read through: a snapshot's [`SnapshotTx`] or a batch's
 /// [`WriteTransaction`]. Implemented for those two only.
 pub trait Tx {
-    /// The table type it opens.
-    type T<'a, K: Key + 'static, V: Value + 'static>: ReadableTable<K, V>
+    /// The table handle it gives.
+    type T<'a, K: Key + 'static, V: Value + 'static>: Deref<Target: ReadableTable<K, V>>
     where
         Self: 'a;
-    /// The multimap table type it opens.
-    type M<'a, K: Key + 'static, V: Key + 'static>: ReadableMultimapTable<K, V>
+    /// The multimap table handle it gives.
+    type M<'a, K: Key + 'static, V: Key + 'static>: Deref<Target: ReadableMultimapTable<K, V>>
     where
         Self: 'a;
     /// Opens a table for reading.
-    fn table<'a, K: Key + 'static, V: Value + 'static>(
+    fn table<'a, K: Key + Send + Sync + 'static, V: Value + Send + Sync + 'static>(
         &'a self,
         def: TableDefinition<'static, K, V>,
     ) -> Result<Self::T<'a, K, V>>;
     /// Opens a multimap table for reading.
-    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
+    fn multimap<'a, K: Key + Send + Sync + 'static, V: Key + Send + Sync + 'static>(
         &'a self,
         def: MultimapTableDefinition<'static, K, V>,
     ) -> Result<Self::M<'a, K, V>>;
 }
 
-impl Tx for ReadTransaction {
-    type T<'a, K: Key + 'static, V: Value + 'static> = ReadOnlyTable<K, V>;
-    type M<'a, K: Key + 'static, V: Key + 'static> = ReadOnlyMultimapTable<K, V>;
-    fn table<K: Key + 'static, V: Value + 'static>(
+/// A snapshot's read transaction, which keeps every table it opens: a query that reads the
+/// same tables many times (`why`, `replay`, the gates' sweep) opens each once per snapshot.
+pub struct SnapshotTx {
+    txn: ReadTransaction,
+    /// Tables opened so far, by the address and length of their name: the names are the
+    /// `&'static str` of constant definitions, and equal address and length mean equal names.
+    open: Mutex<Vec<Kept>>,
+}
+
+/// An opened table: its name's address and length, and the table.
+type Kept = (usize, usize, Arc<dyn Any + Send + Sync>);
+
+impl SnapshotTx {
+    pub(crate) fn new(txn: ReadTransaction) -> SnapshotTx {
+        SnapshotTx {
+            txn,
+            open: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The redb transaction itself.
+    pub(crate) fn raw(&self) -> &ReadTransaction {
+        &self.txn
+    }
+
+    /// The table under `name`, opened once.
+    fn kept<X: Any + Send + Sync>(
+        &self,
+        name: &str,
+        open: impl FnOnce(&ReadTransaction) -> Result<X>,
+    ) -> Result<Arc<X>> {
+        let key = (name.as_ptr() as usize, name.len());
+        let mut tables = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, t)) = tables.iter().find(|(p, n, _)| (*p, *n) == key) {
+            if let Ok(t) = Arc::clone(t).downcast::<X>() {
+                return Ok(t);
+            }
+        }
+        let t = Arc::new(open(&self.txn)?);
+        tables.push((key.0, key.1, Arc::clone(&t) as Arc<dyn Any + Send + Sync>));
+        Ok(t)
+    }
+}
+
+impl Tx for SnapshotTx {
+    type T<'a, K: Key + 'static, V: Value + 'static> = Arc<ReadOnlyTable<K, V>>;
+    type M<'a, K: Key + 'static, V: Key + 'static> = Arc<ReadOnlyMultimapTable<K, V>>;
+    fn table<K: Key + Send + Sync + 'static, V: Value + Send + Sync + 'static>(
         &self,
         def: TableDefinition<'static, K, V>,
-    ) -> Result<ReadOnlyTable<K, V>> {
-        Ok(self.open_table(def)?)
+    ) -> Result<Arc<ReadOnlyTable<K, V>>> {
+        self.kept(def.name(), |t| Ok(t.open_table(def)?))
     }
-    fn multimap<K: Key + 'static, V: Key + 'static>(
+    fn multimap<K: Key + Send + Sync + 'static, V: Key + Send + Sync + 'static>(
         &self,
         def: MultimapTableDefinition<'static, K, V>,
-    ) -> Result<ReadOnlyMultimapTable<K, V>> {
-        Ok(self.open_multimap_table(def)?)
+    ) -> Result<Arc<ReadOnlyMultimapTable<K, V>>> {
+        self.kept(def.name(), |t| Ok(t.open_multimap_table(def)?))
+    }
+}
+
+/// A table a write transaction opened, for one read.
+pub struct Opened<X>(X);
+
+impl<X> Deref for Opened<X> {
+    type Target = X;
+    fn deref(&self) -> &X {
+        &self.0
     }
 }
 
 impl Tx for WriteTransaction {
-    type T<'a, K: Key + 'static, V: Value + 'static> = redb::Table<'a, K, V>;
-    type M<'a, K: Key + 'static, V: Key + 'static> = redb::MultimapTable<'a, K, V>;
-    fn table<'a, K: Key + 'static, V: Value + 'static>(
+    type T<'a, K: Key + 'static, V: Value + 'static> = Opened<redb::Table<'a, K, V>>;
+    type M<'a, K: Key + 'static, V: Key + 'static> = Opened<redb::MultimapTable<'a, K, V>>;
+    fn table<'a, K: Key + Send + Sync + 'static, V: Value + Send + Sync + 'static>(
         &'a self,
         def: TableDefinition<'static, K, V>,
-    ) -> Result<redb::Table<'a, K, V>> {
-        Ok(self.open_table(def)?)
+    ) -> Result<Opened<redb::Table<'a, K, V>>> {
+        Ok(Opened(self.open_table(def)?))
     }
-    fn multimap<'a, K: Key + 'static, V: Key + 'static>(
+    fn multimap<'a, K: Key + Send + Sync + 'static, V: Key + Send + Sync + 'static>(
         &'a self,
         def: MultimapTableDefinition<'static, K, V>,
-    ) -> Result<redb::MultimapTable<'a, K, V>> {
-        Ok(self.open_multimap_table(def)?)
+    ) -> Result<Opened<redb::MultimapTable<'a, K, V>>> {
+        Ok(Opened(self.open_multimap_table(def)?))
     }
 }
 
@@ -134,13 +191,18 @@ pub trait Read {
         let Some(index) = self.index_of(rid)? else {
             return Ok(None);
         };
+        self.trusted_at(*rid, index)
+    }
+
+    /// The record `rid` at log `index`, decoded as [`Read::get_trusted`] does.
+    fn trusted_at(&self, rid: Rid, index: u64) -> Result<Option<Record>> {
         let records = self.tx().table(RECORDS)?;
         let Some(guard) = records.get(index)? else {
             return Ok(None);
         };
         let record =
             crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
-                rid: *rid,
+                rid,
                 index,
                 detail: e.to_string(),
             })?;

@@ -124,7 +124,7 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     }
     batch.commit()?;
     let fresh = rebuilt.db.begin_read()?;
-    let tx = &snap.txn;
+    let tx = snap.txn.raw();
     let out = &mut report;
     compare(out, tx, &fresh, "records", RECORDS)?;
     compare(out, tx, &fresh, "log", LOG)?;
