@@ -6,7 +6,9 @@
 //! - A number inside a path, a URL or a log line is not a commitment.
 
 use crate::record::{PinClass, Rid, Role, Span};
-use crate::score::text::{identifiers, sentences, words, IdKind, FAILURES};
+use crate::score::text::{
+    for_each_word, identifiers, sentences, words, IdKind, WordList, FAILURES,
+};
 
 /// One decision-relevant item found in a raw span.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,11 +42,11 @@ const PROHIBITION_CUES: &[&str] = &[
     "stop doing",
 ];
 
-const COMMITMENT_CUES: &[&str] = &[
+static COMMITMENT_CUES: WordList = WordList::new(&[
     "stay", "stays", "still", "pin", "pinned", "keep", "must", "budget", "deadline", "limit",
     "most", "max", "maximum", "minimum", "least", "until", "by", "within", "version", "target",
     "cap", "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
-];
+]);
 
 const ASSISTANT_FAILURES: &[&str] = &[
     "failed",
@@ -84,23 +86,18 @@ fn lower(s: &str) -> String {
 
 fn is_prohibition(s: &str) -> bool {
     let l = lower(s);
-    !s.trim_end().ends_with('?')
-        && PROHIBITION_CUES
-            .iter()
-            .any(|c| l.contains(&format!(" {c}")) || l.contains(c))
+    !s.trim_end().ends_with('?') && PROHIBITION_CUES.iter().any(|c| l.contains(c))
 }
 
 fn is_commitment(s: &str) -> bool {
     if is_log_line(s) || s.trim_end().ends_with('?') {
         return false;
     }
-    let numeric = identifiers(s)
+    let mut cue = false;
+    for_each_word(s, |w| cue |= COMMITMENT_CUES.contains(w));
+    cue && identifiers(s)
         .iter()
-        .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code));
-    numeric
-        && words(s)
-            .iter()
-            .any(|w| COMMITMENT_CUES.contains(&w.as_str()))
+        .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code))
 }
 
 /// The line without path and file-name tokens, so `src/error.rs` reports no error.
@@ -126,19 +123,27 @@ fn failure_line(role: Role, text: &str) -> Option<String> {
     for line in lines {
         let hit = match role {
             Role::Tool => {
-                let w = words(&without_paths(line));
-                // "0 failed", "errors: 0" and "no errors" report success.
-                let zero = |i: usize| {
-                    (i > 0 && (w[i - 1] == "0" || w[i - 1] == "no"))
-                        || w.get(i + 1).is_some_and(|n| n == "0")
+                // The words of the line without paths are among the line's words: a line
+                // with no failure word at all needs no closer look.
+                let mut any = false;
+                for_each_word(line, |x| any |= FAILURES.contains(x));
+                let failure_word = any && {
+                    let w = words(&without_paths(line));
+                    // "0 failed", "errors: 0" and "no errors" report success.
+                    let zero = |i: usize| {
+                        (i > 0 && (w[i - 1] == "0" || w[i - 1] == "no"))
+                            || w.get(i + 1).is_some_and(|n| n == "0")
+                    };
+                    w.iter()
+                        .enumerate()
+                        .any(|(i, x)| FAILURES.contains(x) && !zero(i))
                 };
-                w.iter()
-                    .enumerate()
-                    .any(|(i, x)| FAILURES.contains(x) && !zero(i))
-                    || line.to_lowercase().contains("timed out")
-                    || line.to_lowercase().contains("not found")
-                    || line.to_lowercase().contains("exit code")
-                        && !line.to_lowercase().contains("exit code 0")
+                failure_word || {
+                    let l = line.to_lowercase();
+                    l.contains("timed out")
+                        || l.contains("not found")
+                        || l.contains("exit code") && !l.contains("exit code 0")
+                }
             }
             _ => {
                 let l = line.to_lowercase();

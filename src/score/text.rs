@@ -37,7 +37,8 @@ pub struct WordList {
 }
 
 impl WordList {
-    const fn new(words: &'static [&'static str]) -> WordList {
+    /// A list of the given words.
+    pub const fn new(words: &'static [&'static str]) -> WordList {
         WordList {
             words,
             set: std::sync::OnceLock::new(),

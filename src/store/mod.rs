@@ -577,11 +577,14 @@ impl Batch {
     }
 
     fn write(&mut self, record: &Record, rid: Rid, bytes: &[u8]) -> Result<u64> {
-        let index = self.txn.open_table(LOG)?.len()?;
+        // Each table is opened once per append: opening is a good part of an append's cost.
+        let mut log = self.txn.open_table(LOG)?;
+        let index = log.len()?;
+        log.insert(index, rid.0)?;
+        extend_tree(&log, &mut self.txn.open_table(MERKLE)?, index, rid)?;
+        drop(log);
         self.txn.open_table(RECORDS)?.insert(index, bytes)?;
-        self.txn.open_table(LOG)?.insert(index, rid.0)?;
         self.txn.open_table(RIDS)?.insert(rid.0, index)?;
-        self.extend_tree(index, rid)?;
         self.txn
             .open_table(BY_KIND)?
             .insert((record.kind() as u8, index), rid.0)?;
@@ -595,31 +598,17 @@ impl Batch {
         Ok(index)
     }
 
-    /// Stores the hash of every perfect subtree that leaf `index` completes.
-    fn extend_tree(&mut self, index: u64, rid: Rid) -> Result<()> {
-        let nodes = StoreNodes(&*self);
-        let mut completed = Vec::new();
-        let (mut h, mut i, mut level) = (rid.0, index, 0u32);
-        while i & 1 == 1 {
-            let left = nodes.node(level, i - 1)?;
-            h = Scheme::Blake3.node(&left, &h);
-            i >>= 1;
-            level += 1;
-            completed.push((level as u8, i, h));
-        }
-        let mut table = self.txn.open_table(MERKLE)?;
-        for (level, i, h) in completed {
-            table.insert((level, i), h)?;
-        }
-        Ok(())
-    }
-
     fn update_stream(&mut self, stream: &str, f: impl FnOnce(&mut StreamState)) -> Result<()> {
-        let mut state = self.stream(stream)?;
+        let mut table = self.txn.open_table(STREAMS)?;
+        let mut state = match table.get(stream)? {
+            Some(g) => decode_state(g.value()).ok_or_else(|| ErrorKind::CorruptFile {
+                path: "streams table".into(),
+                detail: format!("the state of stream {stream} does not decode"),
+            })?,
+            None => StreamState::default(),
+        };
         f(&mut state);
-        self.txn
-            .open_table(STREAMS)?
-            .insert(stream, encode_state(&state).as_slice())?;
+        table.insert(stream, encode_state(&state).as_slice())?;
         Ok(())
     }
 
@@ -783,4 +772,34 @@ impl Batch {
             st.summaries += 1;
         })
     }
+}
+
+/// Stores the hash of every perfect subtree that leaf `index` (just written to `log`)
+/// completes, reading the left siblings from the open log and Merkle tables.
+fn extend_tree(
+    log: &redb::Table<'_, u64, [u8; 32]>,
+    merkle: &mut redb::Table<'_, (u8, u64), [u8; 32]>,
+    index: u64,
+    rid: Rid,
+) -> Result<()> {
+    let (mut h, mut i, mut level) = (rid.0, index, 0u8);
+    while i & 1 == 1 {
+        let left = if level == 0 {
+            log.get(i - 1)?.map(|g| g.value())
+        } else {
+            merkle.get((level, i - 1))?.map(|g| g.value())
+        };
+        let left = left.ok_or_else(|| ErrorKind::CorruptFile {
+            path: "merkle table".into(),
+            detail: format!(
+                "the subtree hash at level {level}, index {} is missing",
+                i - 1
+            ),
+        })?;
+        h = Scheme::Blake3.node(&left, &h);
+        i >>= 1;
+        level += 1;
+        merkle.insert((level, i), h)?;
+    }
+    Ok(())
 }
