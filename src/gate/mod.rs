@@ -161,8 +161,9 @@ pub const CANDIDATES: usize = 4;
 
 /// The word prefixes of a text, for the candidate prefilter.
 pub(crate) struct Vocab {
-    /// The first five characters of each content stem, packed, sorted, without repeats.
-    prefixes: Vec<u128>,
+    /// The first five characters of each content stem, packed; shared with the scorer's
+    /// cached analysis of the text.
+    prefixes: std::rc::Rc<crate::score::Prefixes>,
 }
 
 impl Vocab {
@@ -172,17 +173,23 @@ impl Vocab {
         }
     }
 
-    /// The share of this text's prefixes found in the other; 1 for a text with no words.
-    pub fn overlap(&self, other: &Vocab) -> f64 {
-        if self.prefixes.is_empty() {
-            return 1.0;
+    /// The share of this text's prefixes found in the other (1 for a text with no words),
+    /// when it is at least `share`. Stops as soon as `share` is out of reach.
+    pub fn overlap_at_least(&self, other: &Vocab, share: f64) -> Option<f64> {
+        let n = self.prefixes.keys().len();
+        if n == 0 {
+            return (1.0 >= share).then_some(1.0);
         }
-        let hits = self
-            .prefixes
-            .iter()
-            .filter(|p| other.prefixes.binary_search(p).is_ok())
-            .count();
-        hits as f64 / self.prefixes.len() as f64
+        let mut hits = 0usize;
+        for (k, p) in self.prefixes.keys().iter().enumerate() {
+            if other.prefixes.contains(*p) {
+                hits += 1;
+            } else if ((hits + n - k - 1) as f64 / n as f64) < share {
+                return None;
+            }
+        }
+        let o = hits as f64 / n as f64;
+        (o >= share).then_some(o)
     }
 }
 
@@ -210,8 +217,7 @@ impl<'a, R: Read> View<'a, R> {
                 .vocab
                 .entry(*rid)
                 .or_insert_with(|| Vocab::of(&sp.text));
-            let o = claim.overlap(v);
-            if o >= share {
+            if let Some(o) = claim.overlap_at_least(v, share) {
                 scored.push((o, i));
             }
         }
@@ -295,9 +301,9 @@ fn key_words(item: &str) -> Vec<String> {
 }
 
 fn meets(want: &str, have: &[String]) -> bool {
-    let prefix = |w: &str| w.chars().take(4).collect::<String>();
-    let same =
-        |h: &str| h == want || (want.len() >= 4 && h.len() >= 4 && prefix(h) == prefix(want));
+    let same = |h: &str| {
+        h == want || (want.len() >= 4 && h.len() >= 4 && h.chars().take(4).eq(want.chars().take(4)))
+    };
     have.iter().any(|h| {
         same(h)
             || SAME_DEED
@@ -749,12 +755,12 @@ impl Gatekeeper {
             return Ok(None);
         }
         // The window after this summary: spans not evicted before, and not evicted now.
-        let mut window = Vec::new();
-        for (_, span_rid) in view.read.turns(&s.stream, 0, u64::MAX)? {
-            if !evicts.contains(&span_rid) && view.read.evicted_by(&span_rid)?.is_none() {
-                window.push(span_rid);
-            }
-        }
+        let window: Vec<Rid> = view
+            .read
+            .unevicted_spans(&s.stream)?
+            .into_iter()
+            .filter(|r| !evicts.contains(r))
+            .collect();
         // Claims as texts to rank by overlap, in the shape `candidates` takes.
         let claim_spans: Vec<(Rid, Span)> = claims
             .iter()
@@ -778,12 +784,8 @@ impl Gatekeeper {
             ancestors.push((*c, spans.into_iter().map(|(r, _)| r).collect()));
         }
         let window_set: HashSet<Rid> = window.iter().copied().collect();
-        let mut window_spans = Vec::new();
-        for w in &window {
-            if let Some(sp) = view.span(*w)? {
-                window_spans.push((*w, sp));
-            }
-        }
+        // The window's spans are read only if some item needs them.
+        let mut window_spans: Option<Vec<(Rid, Span)>> = None;
         let share = self.prefilter_share();
         let mut lost = Vec::new();
         for (pin_name, item) in &pins {
@@ -813,7 +815,17 @@ impl Gatekeeper {
                 }
             }
             if !kept {
-                for (_, sp) in view.candidates(&item_vocab, &window_spans, share) {
+                if window_spans.is_none() {
+                    let mut spans = Vec::new();
+                    for w in &window {
+                        if let Some(Record::Span(sp)) = view.read.get_trusted(w)? {
+                            spans.push((*w, sp));
+                        }
+                    }
+                    window_spans = Some(spans);
+                }
+                let spans = window_spans.as_deref().unwrap_or_default();
+                for (_, sp) in view.candidates(&item_vocab, spans, share) {
                     if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
                         kept = true;
                         break;

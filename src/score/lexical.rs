@@ -238,7 +238,7 @@ struct Source {
     /// Words of the whole text.
     all_words: Ids,
     /// The candidate prefilter's keys of the whole text (see [`prefix_keys`]).
-    chars5: Vec<u128>,
+    chars5: Rc<Prefixes>,
     /// (content stem, sentence) pairs, sorted: the sentences holding a stem are a run.
     postings: Vec<(u32, u32)>,
 }
@@ -297,7 +297,7 @@ impl Source {
             text: text.to_string(),
             all,
             all_words: Ids::of(all_words),
-            chars5,
+            chars5: Rc::new(Prefixes::of(chars5)),
             sents,
             wins,
             win_at,
@@ -426,13 +426,50 @@ impl Caches {
 }
 
 /// The first five characters of each content stem of a text, each packed exactly into one
-/// number, sorted and without repeats: the gates' candidate prefilter (SPEC.md 8.6). Values,
+/// number, sorted and without repeats, with a 1,024-bit filter that rules most absent keys
+/// out before a search.
+pub(crate) struct Prefixes {
+    keys: Box<[u128]>,
+    filter: [u64; 16],
+}
+
+impl Prefixes {
+    fn of(keys: Vec<u128>) -> Prefixes {
+        let mut filter = [0u64; 16];
+        for k in &keys {
+            let b = Prefixes::bit(*k);
+            filter[b / 64] |= 1 << (b % 64);
+        }
+        Prefixes {
+            keys: keys.into_boxed_slice(),
+            filter,
+        }
+    }
+
+    fn bit(k: u128) -> usize {
+        let h = ((k as u64) ^ ((k >> 64) as u64)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 54) as usize
+    }
+
+    /// The keys.
+    pub(crate) fn keys(&self) -> &[u128] {
+        &self.keys
+    }
+
+    /// Whether `k` is among the keys.
+    pub(crate) fn contains(&self, k: u128) -> bool {
+        let b = Prefixes::bit(k);
+        self.filter[b / 64] & (1 << (b % 64)) != 0 && self.keys.binary_search(&k).is_ok()
+    }
+}
+
+/// The candidate prefilter's keys of a text (SPEC.md 8.6), from the cached analysis. Values,
 /// not lexicon numbers, so they stay comparable across resets.
-pub(crate) fn prefix_keys(text: &str) -> Vec<u128> {
+pub(crate) fn prefix_keys(text: &str) -> Rc<Prefixes> {
     CACHES.with(|c| {
         let mut c = c.borrow_mut();
         c.fresh();
-        c.source(text).chars5.clone()
+        Rc::clone(&c.source(text).chars5)
     })
 }
 

@@ -9,7 +9,7 @@ mod lexical;
 pub mod text;
 
 pub use external::External;
-pub(crate) use lexical::prefix_keys;
+pub(crate) use lexical::{prefix_keys, Prefixes};
 pub use lexical::{Lexical, TOPIC};
 
 /// What a scorer found for one claim against one source.

@@ -278,6 +278,21 @@ pub trait Read {
         Ok(out)
     }
 
+    /// The spans of a stream that no admitted summary has evicted, in turn order: one range
+    /// read of the turn index, with the eviction index opened once.
+    fn unevicted_spans(&self, stream: &str) -> Result<Vec<Rid>> {
+        let turns = self.tx().table(TURNS)?;
+        let evictions = self.tx().table(EVICTIONS)?;
+        let mut out = Vec::new();
+        for entry in turns.range((stream, 0)..=(stream, u64::MAX))? {
+            let rid = entry?.1.value();
+            if evictions.get(&rid)?.is_none() {
+                out.push(Rid(rid));
+            }
+        }
+        Ok(out)
+    }
+
     /// The pin under (stream, name).
     fn pin(&self, stream: &str, name: &str) -> Result<Option<Rid>> {
         Ok(self
