@@ -160,6 +160,7 @@ pub(crate) struct View<'a, R: Read> {
 pub const CANDIDATES: usize = 4;
 
 /// The word prefixes of a text, for the candidate prefilter.
+#[derive(Clone)]
 pub(crate) struct Vocab {
     /// The first five characters of each content stem, packed; shared with the scorer's
     /// cached analysis of the text.
@@ -213,11 +214,8 @@ impl<'a, R: Read> View<'a, R> {
     ) -> Vec<&'s (Rid, Span)> {
         let mut scored: Vec<(f64, usize)> = Vec::new();
         for (i, (rid, sp)) in spans.iter().enumerate() {
-            let v = self
-                .vocab
-                .entry(*rid)
-                .or_insert_with(|| Vocab::of(&sp.text));
-            if let Some(o) = claim.overlap_at_least(v, share) {
+            let v = self.vocab(*rid, sp);
+            if let Some(o) = claim.overlap_at_least(&v, share) {
                 scored.push((o, i));
             }
         }
@@ -227,6 +225,14 @@ impl<'a, R: Read> View<'a, R> {
             .take(CANDIDATES)
             .map(|(_, i)| &spans[i])
             .collect()
+    }
+
+    /// A span's prefixes, worked out once per gate run.
+    pub fn vocab(&mut self, rid: Rid, span: &Span) -> Vocab {
+        self.vocab
+            .entry(rid)
+            .or_insert_with(|| Vocab::of(&span.text))
+            .clone()
     }
 
     pub fn span(&mut self, rid: Rid) -> Result<Option<Span>> {
@@ -277,6 +283,73 @@ impl<'a, R: Read> View<'a, R> {
         }
         Ok((spans, claims))
     }
+}
+
+/// [`View::candidates`] for many queries over the same spans at once: for each query, the
+/// indices of the spans holding at least `share` of its prefixes, the [`CANDIDATES`] with the
+/// most, in order among equals. Each span's prefixes are merged once with the union of the
+/// queries', instead of being searched once per query.
+pub(crate) fn rank_many(queries: &[&Vocab], spans: &[Vocab], share: f64) -> Vec<Vec<usize>> {
+    let mut union: Vec<u128> = queries
+        .iter()
+        .flat_map(|q| q.prefixes.keys().iter().copied())
+        .collect();
+    union.sort_unstable();
+    union.dedup();
+    let words = union.len().div_ceil(64).max(1);
+    // Which of the union's prefixes each span holds, as bits.
+    let mut held = vec![0u64; words * spans.len()];
+    for (s, v) in spans.iter().enumerate() {
+        let bits = &mut held[s * words..(s + 1) * words];
+        let (keys, mut j) = (v.prefixes.keys(), 0usize);
+        for (u, k) in union.iter().enumerate() {
+            while j < keys.len() && keys[j] < *k {
+                j += 1;
+            }
+            if j == keys.len() {
+                break;
+            }
+            if keys[j] == *k {
+                bits[u / 64] |= 1 << (u % 64);
+            }
+        }
+    }
+    queries
+        .iter()
+        .map(|q| {
+            let keys = q.prefixes.keys();
+            let n = keys.len();
+            let mut mask = vec![0u64; words];
+            for k in keys {
+                if let Ok(u) = union.binary_search(k) {
+                    mask[u / 64] |= 1 << (u % 64);
+                }
+            }
+            let mut scored: Vec<(f64, usize)> = Vec::new();
+            for s in 0..spans.len() {
+                let o = if n == 0 {
+                    1.0
+                } else {
+                    let bits = &held[s * words..(s + 1) * words];
+                    let hits: u32 = bits
+                        .iter()
+                        .zip(&mask)
+                        .map(|(b, m)| (b & m).count_ones())
+                        .sum();
+                    f64::from(hits) / n as f64
+                };
+                if o >= share {
+                    scored.push((o, s));
+                }
+            }
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored
+                .into_iter()
+                .take(CANDIDATES)
+                .map(|(_, s)| s)
+                .collect()
+        })
+        .collect()
 }
 
 const CUES: &[&str] = &[
@@ -333,6 +406,13 @@ pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> bool {
     let have: Vec<String> = content(action);
     want.first().is_some_and(|deed| meets(deed, &have))
         && mostly_contains(prohibition, action, share)
+}
+
+/// A summary's covered spans, and the indices of those most like the claim being judged.
+#[derive(Clone, Copy)]
+struct Cover<'a> {
+    spans: &'a [(Rid, Span)],
+    near: &'a [usize],
 }
 
 struct ClaimCheck {
@@ -524,12 +604,28 @@ impl Gatekeeper {
         let (mut actionable, mut laundered_actionable) = (0usize, 0usize);
         let mut claim_texts = Vec::new();
         for c in &s.claims {
-            let Some(claim) = view.claim(*c)? else {
-                continue;
+            if let Some(claim) = view.claim(*c)? {
+                claim_texts.push((*c, claim));
+            }
+        }
+        // The covered spans most like each claim, found for all claims at once.
+        let cover_vocabs: Vec<Vocab> = cover_spans
+            .iter()
+            .map(|(r, sp)| view.vocab(*r, sp))
+            .collect();
+        let claim_vocabs: Vec<Vocab> = claim_texts
+            .iter()
+            .map(|(_, c)| Vocab::of(&c.text))
+            .collect();
+        let queries: Vec<&Vocab> = claim_vocabs.iter().collect();
+        let ranked = rank_many(&queries, &cover_vocabs, self.prefilter_share());
+        for (((c, claim), vocab), near) in claim_texts.iter().zip(&claim_vocabs).zip(&ranked) {
+            let cover = Cover {
+                spans: &cover_spans,
+                near,
             };
-            claim_texts.push((*c, claim.clone()));
             let check =
-                self.judge_claim(&mut view, *c, &claim, &cover_spans, &evicts, &mut findings)?;
+                self.judge_claim(&mut view, *c, claim, vocab, cover, &evicts, &mut findings)?;
             if claim.actionable {
                 actionable += 1;
                 laundered_actionable += usize::from(check.laundered);
@@ -578,10 +674,12 @@ impl Gatekeeper {
         view: &mut View<'_, R>,
         rid: Rid,
         claim: &Claim,
-        cover_spans: &[(Rid, Span)],
+        vocab: &Vocab,
+        cover: Cover<'_>,
         evicts: &HashSet<Rid>,
         findings: &mut Vec<Finding>,
     ) -> Result<ClaimCheck> {
+        let cover_spans = cover.spans;
         let q = quote(&claim.text);
         let anchored = view.read.facts(&rid)?.is_some_and(|f| f.anchored);
         let regrounded = view.read.regrounded(&rid)?.is_some();
@@ -651,10 +749,8 @@ impl Gatekeeper {
         }
         // Fabrication: similar to the best raw span, but not entailed by any. The raw spans
         // judged are the claim's own ancestors and the covered spans most like it.
-        let vocab = Vocab::of(&claim.text);
-        let share = self.prefilter_share();
         let mut raw: Vec<(Rid, Span)> = ancestors.clone();
-        for c in view.candidates(&vocab, cover_spans, share) {
+        for c in cover.near.iter().map(|i| &cover_spans[*i]) {
             if !raw.iter().any(|(r, _)| *r == c.0) {
                 raw.push(c.clone());
             }
@@ -706,7 +802,7 @@ impl Gatekeeper {
             }
         }
         evicted.sort_by_key(|(r, _)| *r);
-        for (sp, span) in view.candidates(&vocab, &evicted, crate::score::TOPIC) {
+        for (sp, span) in view.candidates(vocab, &evicted, crate::score::TOPIC) {
             if self.score(&claim.text, &span.text)?.contradiction >= self.policy.contradiction {
                 disconfirmers.insert((*sp, "the scorer"));
             }
@@ -784,10 +880,9 @@ impl Gatekeeper {
             ancestors.push((*c, spans.into_iter().map(|(r, _)| r).collect()));
         }
         let window_set: HashSet<Rid> = window.iter().copied().collect();
-        // The window's spans are read only if some item needs them.
-        let mut window_spans: Option<Vec<(Rid, Span)>> = None;
         let share = self.prefilter_share();
-        let mut lost = Vec::new();
+        // Items no claim keeps, to look for in the window's spans all at once.
+        let mut pending = Vec::new();
         for (pin_name, item) in &pins {
             if item.witness.is_some_and(|w| window_set.contains(&w)) {
                 continue;
@@ -815,25 +910,33 @@ impl Gatekeeper {
                 }
             }
             if !kept {
-                if window_spans.is_none() {
-                    let mut spans = Vec::new();
-                    for w in &window {
-                        if let Some(Record::Span(sp)) = view.read.get_trusted(w)? {
-                            spans.push((*w, sp));
-                        }
-                    }
-                    window_spans = Some(spans);
+                pending.push((pin_name, item, item_vocab));
+            }
+        }
+        let mut lost = Vec::new();
+        if !pending.is_empty() {
+            let mut spans = Vec::new();
+            for w in &window {
+                if let Some(Record::Span(sp)) = view.read.get_trusted(w)? {
+                    spans.push((*w, sp));
                 }
-                let spans = window_spans.as_deref().unwrap_or_default();
-                for (_, sp) in view.candidates(&item_vocab, spans, share) {
-                    if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
+            }
+            let vocabs: Vec<Vocab> = spans.iter().map(|(r, sp)| view.vocab(*r, sp)).collect();
+            let queries: Vec<&Vocab> = pending.iter().map(|(_, _, v)| v).collect();
+            let ranked = rank_many(&queries, &vocabs, share);
+            for ((pin_name, item, _), found) in pending.iter().zip(ranked) {
+                let mut kept = false;
+                for i in found {
+                    if self.score(&item.text, &spans[i].1.text)?.entailment
+                        >= self.policy.raw_entailment
+                    {
                         kept = true;
                         break;
                     }
                 }
-            }
-            if !kept {
-                lost.push((pin_name.clone(), item.clone()));
+                if !kept {
+                    lost.push(((*pin_name).clone(), (*item).clone()));
+                }
             }
         }
         let fidelity = 1.0 - lost.len() as f64 / pins.len() as f64;
