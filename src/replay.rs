@@ -3,7 +3,7 @@
 //! stream, boundary by boundary).
 
 use crate::error::{ErrorKind, Result};
-use crate::gate::{claim_status_plain, names};
+use crate::gate::{names, status_given};
 use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
 use crate::score::text::{identifiers, is_hedged};
 use crate::store::Read;
@@ -122,6 +122,7 @@ struct Walker<'a, R: Read> {
     records: HashMap<Rid, Option<(u64, Rc<Record>)>>,
     dependents: HashMap<Rid, Rc<Vec<Rid>>>,
     kinds: HashMap<Rid, Option<Kind>>,
+    regrounded: HashMap<Rid, Option<Rid>>,
 }
 
 fn admitted<R: Read>(read: &R, summary: &Rid) -> Result<bool> {
@@ -137,7 +138,25 @@ impl<'a, R: Read> Walker<'a, R> {
             records: HashMap::new(),
             dependents: HashMap::new(),
             kinds: HashMap::new(),
+            regrounded: HashMap::new(),
         }
+    }
+
+    /// The latest reground of a claim.
+    fn regrounded(&mut self, claim: &Rid) -> Result<Option<Rid>> {
+        if let Some(hit) = self.regrounded.get(claim) {
+            return Ok(*hit);
+        }
+        let g = self.read.regrounded(claim)?;
+        self.regrounded.insert(*claim, g);
+        Ok(g)
+    }
+
+    /// A claim's status from the records alone, as [`crate::gate::claim_status_plain`] gives
+    /// it.
+    fn status(&mut self, claim: &Rid) -> Result<Status> {
+        let regrounded = self.regrounded(claim)?.is_some();
+        status_given(self.read, claim, regrounded)
     }
 
     /// A record and its log index.
@@ -221,7 +240,7 @@ impl<'a, R: Read> Walker<'a, R> {
             return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
         };
         let repeated = !self.seen.insert(rid);
-        let status = claim_status_plain(self.read, rid)?;
+        let status = self.status(&rid)?;
         let mut node = Node {
             rid,
             index,
@@ -256,7 +275,7 @@ impl<'a, R: Read> Walker<'a, R> {
                 _ => {}
             }
         }
-        if let Some(g) = self.read.regrounded(&rid)? {
+        if let Some(g) = self.regrounded(&rid)? {
             if let Some((_, r)) = self.record(&g)? {
                 if let Record::Reground(r) = &*r {
                     for sp in &r.spans {
@@ -380,7 +399,7 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
                     rec.text
                 ),
             );
-        } else if spans.is_empty() && claim_witnesses && read.regrounded(cl)?.is_none() {
+        } else if spans.is_empty() && claim_witnesses && w.regrounded(cl)?.is_none() {
             push(
                 names::LAUNDERED_CLAIM,
                 format!(
@@ -446,7 +465,7 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     // A reground after a loss restores the claim's provenance.
     let mut healed = Vec::new();
     for l in &losses {
-        let later = match read.regrounded(&l.claim)? {
+        let later = match w.regrounded(&l.claim)? {
             Some(g) => read.index_of(&g)?.is_some_and(|i| i > l.index),
             None => false,
         };

@@ -1103,13 +1103,18 @@ pub(crate) fn claim_status<R: Read>(
 /// verified, gated claims keep their latest recorded status, claims with no raw-span ancestor
 /// are unanchored, and any other claim no gate judged is unverified.
 pub fn claim_status_plain<R: Read>(read: &R, rid: Rid) -> Result<Status> {
-    if read.regrounded(&rid)?.is_some() {
+    status_given(read, &rid, read.regrounded(&rid)?.is_some())
+}
+
+/// [`claim_status_plain`] for a caller that already knows whether the claim was re-grounded.
+pub(crate) fn status_given<R: Read>(read: &R, rid: &Rid, regrounded: bool) -> Result<Status> {
+    if regrounded {
         return Ok(Status::Verified);
     }
-    if let Some(s) = read.status(&rid)? {
+    if let Some(s) = read.status(rid)? {
         return Ok(s);
     }
-    Ok(if read.facts(&rid)?.is_some_and(|f| f.anchored) {
+    Ok(if read.facts(rid)?.is_some_and(|f| f.anchored) {
         Status::Unverified
     } else {
         Status::Unanchored
