@@ -39,38 +39,37 @@ pub const TOPIC: f64 = 0.3;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
-/// A set of word or stem numbers, sorted: the analyses compare numbers, not strings.
-#[derive(Clone, Default)]
-struct Ids(Vec<u32>);
+/// A sorted set of numbers: the analyses compare numbers, not strings.
+#[derive(Clone)]
+struct Sorted<T>(Vec<T>);
 
-impl Ids {
-    fn of(mut v: Vec<u32>) -> Ids {
+impl<T: Ord + Copy> Sorted<T> {
+    fn of(mut v: Vec<T>) -> Sorted<T> {
         v.sort_unstable();
         v.dedup();
-        Ids(v)
+        Sorted(v)
     }
-    fn contains(&self, id: u32) -> bool {
-        self.0.binary_search(&id).is_ok()
+    fn contains(&self, x: T) -> bool {
+        self.0.binary_search(&x).is_ok()
     }
-    fn union(sets: impl Iterator<Item = Vec<u32>>) -> Ids {
-        Ids::of(sets.flatten().collect())
+    fn union<'a>(sets: impl Iterator<Item = &'a Sorted<T>>) -> Sorted<T>
+    where
+        T: 'a,
+    {
+        Sorted::of(sets.flat_map(|s| s.0.iter().copied()).collect())
     }
 }
 
-/// The same set of sorted 64-bit keys (the first five bytes of a stem, for fuzzy matches).
-#[derive(Clone, Default)]
-struct Keys(Vec<u64>);
-
-impl Keys {
-    fn of(mut v: Vec<u64>) -> Keys {
-        v.sort_unstable();
-        v.dedup();
-        Keys(v)
-    }
-    fn contains(&self, k: u64) -> bool {
-        self.0.binary_search(&k).is_ok()
+impl<T> Default for Sorted<T> {
+    fn default() -> Self {
+        Sorted(Vec::new())
     }
 }
+
+/// Word or stem numbers.
+type Ids = Sorted<u32>;
+/// The first five bytes of stems, for fuzzy matches.
+type Keys = Sorted<u64>;
 
 /// Antonym pairs as stem numbers of one lexicon.
 type Antonyms = Rc<Vec<(u32, u32)>>;
@@ -320,14 +319,9 @@ impl Source {
         }
         let parts: Vec<&Window> = (start..end).map(|i| self.sentence(i)).collect();
         std::borrow::Cow::Owned(Window {
-            stems: Ids::union(parts.iter().map(|p| p.stems.0.clone())),
-            content: Ids::union(parts.iter().map(|p| p.content.0.clone())),
-            keys: Keys::of(
-                parts
-                    .iter()
-                    .flat_map(|p| p.keys.0.iter().copied())
-                    .collect(),
-            ),
+            stems: Ids::union(parts.iter().map(|p| &p.stems)),
+            content: Ids::union(parts.iter().map(|p| &p.content)),
+            keys: Keys::union(parts.iter().map(|p| &p.keys)),
             ids: parts.iter().flat_map(|p| p.ids.iter().cloned()).collect(),
             hedged: parts.iter().any(|p| p.hedged),
             negated: parts.iter().any(|p| p.negated),
