@@ -1195,3 +1195,84 @@ pub(crate) fn unpinned_message(stream: &str, items: &[classify::Item]) -> String
         if items.len() > 5 { "; ..." } else { "" }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const WORDS: &[&str] = &[
+        "staging",
+        "database",
+        "port",
+        "upgrade",
+        "libfoo",
+        "version",
+        "never",
+        "drop",
+        "table",
+        "deploy",
+        "release",
+        "config",
+        "timeout",
+        "retry",
+        "cache",
+        "index",
+        "schema",
+        "backup",
+        "restore",
+        "stream",
+        "ledger",
+        "summary",
+        "claim",
+        "witness",
+        "Überprüfung",
+        "naïve",
+    ];
+
+    fn text(picks: &[usize]) -> String {
+        picks
+            .iter()
+            .map(|i| WORDS[i % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    proptest! {
+        /// Ranking many queries at once picks the same spans, in the same order, as ranking
+        /// each query alone.
+        #[test]
+        fn rank_many_matches_one_query_at_a_time(
+            queries in prop::collection::vec(prop::collection::vec(0usize..40, 0..8), 1..6),
+            spans in prop::collection::vec(prop::collection::vec(0usize..40, 0..30), 0..12),
+            share in prop::sample::select(vec![0.0, 0.2, 0.3, 0.5, 1.0]),
+        ) {
+            let queries: Vec<Vocab> = queries.iter().map(|q| Vocab::of(&text(q))).collect();
+            let spans: Vec<Vocab> = spans.iter().map(|s| Vocab::of(&text(s))).collect();
+            let refs: Vec<&Vocab> = queries.iter().collect();
+            let many = rank_many(&refs, &spans, share);
+            for (q, got) in queries.iter().zip(&many) {
+                let mut one: Vec<(f64, usize)> = spans
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| q.overlap_at_least(s, share).map(|o| (o, i)))
+                    .collect();
+                one.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let one: Vec<usize> = one.into_iter().take(CANDIDATES).map(|(_, i)| i).collect();
+                prop_assert_eq!(got, &one);
+            }
+        }
+    }
+
+    /// The early exit of `overlap_at_least` never drops a span whose full overlap reaches the
+    /// share, and the overlap it returns is the full one.
+    #[test]
+    fn overlap_at_least_is_the_full_overlap_above_the_share() {
+        let q = Vocab::of("staging database port upgrade libfoo");
+        let s = Vocab::of("the staging database listens on another port");
+        assert_eq!(q.overlap_at_least(&s, 0.6), Some(0.6));
+        assert_eq!(q.overlap_at_least(&s, 0.61), None);
+        let empty = Vocab::of("");
+        assert_eq!(empty.overlap_at_least(&s, 1.0), Some(1.0));
+    }
+}

@@ -671,3 +671,45 @@ impl Scorer for Lexical {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scores do not depend on what the caches held before: filling them past their limit drops
+    /// the lexicon and every analysis, and the same pairs score the same afterwards.
+    #[test]
+    fn scores_survive_a_cache_reset() {
+        let pairs = [
+            (
+                "libfoo was upgraded to 2.4.0",
+                "we are still on libfoo 2.3.1, do not bump.",
+            ),
+            (
+                "the staging DB is on port 5433",
+                "I think the staging DB is on port 5433.",
+            ),
+            (
+                "never run DROP TABLE",
+                "Never run DROP TABLE on production. Ever.",
+            ),
+        ];
+        let before: Vec<Scores> = pairs
+            .iter()
+            .map(|(c, s)| Lexical.score(c, s).expect("score"))
+            .collect();
+        for i in 0..CACHE_LIMIT + 10 {
+            let filler = format!("filler text number {i} with word{i}");
+            Lexical.score("a claim", &filler).expect("score");
+        }
+        let after: Vec<Scores> = pairs
+            .iter()
+            .map(|(c, s)| Lexical.score(c, s).expect("score"))
+            .collect();
+        assert_eq!(before, after);
+        assert!(
+            before[0].contradiction >= 0.8,
+            "2.3.1 against 2.4.0 conflicts"
+        );
+    }
+}
