@@ -9,7 +9,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = cairn::checkpoint::ConsistencyProof::parse(s);
         let _ = cairn::checkpoint::VerifierKey::parse(s);
         let _ = cairn::checkpoint::SignerKey::parse(s);
-        if let Ok(key) = cairn::checkpoint::VerifierKey::parse("cairn+54fcf189+Abn2IRfXg11mppdUYa5sLEMJcWVdnXcZ2jydIRufDSuF") {
+        if let Ok(key) = cairn::checkpoint::VerifierKey::parse(
+            "cairn+54fcf189+Abn2IRfXg11mppdUYa5sLEMJcWVdnXcZ2jydIRufDSuF",
+        ) {
             let _ = key.open(s);
         }
     }

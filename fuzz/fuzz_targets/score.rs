@@ -13,7 +13,9 @@ fuzz_target!(|data: &[u8]| {
         .find(|i| text.is_char_boundary(*i))
         .unwrap_or(0);
     let (claim, source) = text.split_at(mid);
-    let first = Lexical.score(claim, source).expect("the built-in scorer never fails");
+    let first = Lexical
+        .score(claim, source)
+        .expect("the built-in scorer never fails");
     for x in [first.entailment, first.contradiction, first.similarity] {
         assert!((0.0..=1.0).contains(&x), "score {x} out of range");
     }
