@@ -205,7 +205,8 @@ impl<'a, R: Read> View<'a, R> {
     }
 
     /// The spans the scorer is asked about for a claim: those holding at least `share` of its
-    /// words, the [`CANDIDATES`] with the most, in log order among equals (SPEC.md 8.6).
+    /// words, the [`CANDIDATES`] with the most, the earlier in `spans` among equals (SPEC.md
+    /// 8.6).
     pub fn candidates<'s>(
         &mut self,
         claim: &Vocab,

@@ -160,10 +160,6 @@ impl Lexicon {
         for_each_word(text, |w| out.push(self.word(w)));
         out
     }
-
-    fn len(&self) -> usize {
-        self.words.len() + self.stems.len()
-    }
 }
 
 /// What the scorer reads of a text: per sentence for a source, per claim sentence for a claim.
@@ -363,7 +359,10 @@ impl ClaimPart {
 }
 
 const CACHE_LIMIT: usize = 4096;
-const LEXICON_LIMIT: usize = 1 << 18;
+/// The most text the caches hold, in bytes. Every word in the lexicon comes from a cached text,
+/// so this also bounds the lexicon; and it holds any one record's text (at most 16 MiB), so a
+/// large span is analysed once, not once per call.
+const TEXT_BUDGET: usize = 32 << 20;
 
 /// Analyses are pure functions of the text, so a cache cannot change a score; it only saves
 /// re-reading the same span for each of a summary's claims.
@@ -372,6 +371,8 @@ struct Caches {
     lex: Option<Lexicon>,
     sources: TextMap<Rc<Source>>,
     claims: TextMap<Rc<Vec<ClaimPart>>>,
+    /// Bytes of text cached in `sources` and `claims`.
+    bytes: usize,
 }
 
 thread_local! {
@@ -379,13 +380,13 @@ thread_local! {
 }
 
 impl Caches {
-    /// The lexicon, after dropping everything once a cache or the lexicon is full. Only call
+    /// The lexicon, after dropping everything once a cache is full. Only call
     /// it before taking numbers from the lexicon: analyses from before a reset do not match
     /// numbers from after it.
     fn fresh(&mut self) -> &mut Lexicon {
         let full = self.sources.len() >= CACHE_LIMIT
             || self.claims.len() >= CACHE_LIMIT
-            || self.lex.as_ref().is_some_and(|l| l.len() >= LEXICON_LIMIT);
+            || self.bytes >= TEXT_BUDGET;
         if full {
             *self = Caches::default();
         }
@@ -399,6 +400,7 @@ impl Caches {
         }
         let lex = self.lex.get_or_insert_with(Lexicon::new);
         let v = Rc::new(Source::new(text, lex));
+        self.bytes += text.len();
         self.sources.insert(text.to_string(), Rc::clone(&v));
         v
     }
@@ -414,6 +416,7 @@ impl Caches {
             texts.push(text);
         }
         let v = Rc::new(texts.into_iter().map(|t| ClaimPart::new(t, lex)).collect());
+        self.bytes += text.len();
         self.claims.insert(text.to_string(), Rc::clone(&v));
         v
     }

@@ -68,13 +68,19 @@ impl SnapshotTx {
     ) -> Result<Arc<X>> {
         let key = (name.as_ptr() as usize, name.len());
         let mut tables = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, t)) = tables.iter().find(|(p, n, _)| (*p, *n) == key) {
-            if let Ok(t) = Arc::clone(t).downcast::<X>() {
+        let at = tables.iter().position(|(p, n, _)| (*p, *n) == key);
+        if let Some(i) = at {
+            if let Ok(t) = Arc::clone(&tables[i].2).downcast::<X>() {
                 return Ok(t);
             }
         }
         let t = Arc::new(open(&self.txn)?);
-        tables.push((key.0, key.1, Arc::clone(&t) as Arc<dyn Any + Send + Sync>));
+        let entry: Kept = (key.0, key.1, Arc::clone(&t) as Arc<dyn Any + Send + Sync>);
+        match at {
+            // The same name opened as another type: keep the latest.
+            Some(i) => tables[i] = entry,
+            None => tables.push(entry),
+        }
         Ok(t)
     }
 }
