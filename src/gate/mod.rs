@@ -213,18 +213,10 @@ impl<'a, R: Read> View<'a, R> {
         spans: &'s [(Rid, Span)],
         share: f64,
     ) -> Vec<&'s (Rid, Span)> {
-        let mut scored: Vec<(f64, usize)> = Vec::new();
-        for (i, (rid, sp)) in spans.iter().enumerate() {
-            let v = self.vocab(*rid, sp);
-            if let Some(o) = claim.overlap_at_least(&v, share) {
-                scored.push((o, i));
-            }
-        }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored
+        let vocabs: Vec<Vocab> = spans.iter().map(|(r, sp)| self.vocab(*r, sp)).collect();
+        rank_one(claim, &vocabs, share)
             .into_iter()
-            .take(CANDIDATES)
-            .map(|(_, i)| &spans[i])
+            .map(|i| &spans[i])
             .collect()
     }
 
@@ -286,6 +278,26 @@ impl<'a, R: Read> View<'a, R> {
     }
 }
 
+/// The indices of the spans holding at least `share` of a query's prefixes, the
+/// [`CANDIDATES`] with the most, the earlier among equals.
+fn rank_one(q: &Vocab, spans: &[Vocab], share: f64) -> Vec<usize> {
+    let mut scored: Vec<(f64, usize)> = spans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| q.overlap_at_least(s, share).map(|o| (o, i)))
+        .collect();
+    rank(&mut scored)
+}
+
+/// The [`CANDIDATES`] best of (overlap, index) pairs: the most overlap, then the lower index.
+fn rank(scored: &mut [(f64, usize)]) -> Vec<usize> {
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.iter().take(CANDIDATES).map(|(_, i)| *i).collect()
+}
+
+/// The most distinct prefixes [`rank_many`] puts in its bit table (512 bytes a span).
+const RANK_UNION_LIMIT: usize = 4096;
+
 /// [`View::candidates`] for many queries over the same spans at once: for each query, the
 /// indices of the spans holding at least `share` of its prefixes, the [`CANDIDATES`] with the
 /// most, in order among equals. Each span's prefixes are merged once with the union of the
@@ -297,6 +309,10 @@ pub(crate) fn rank_many(queries: &[&Vocab], spans: &[Vocab], share: f64) -> Vec<
         .collect();
     union.sort_unstable();
     union.dedup();
+    if union.len() > RANK_UNION_LIMIT {
+        // Queries with that many words would make the bit table large: rank one at a time.
+        return queries.iter().map(|q| rank_one(q, spans, share)).collect();
+    }
     let words = union.len().div_ceil(64).max(1);
     // Which of the union's prefixes each span holds, as bits.
     let mut held = vec![0u64; words * spans.len()];
@@ -343,12 +359,7 @@ pub(crate) fn rank_many(queries: &[&Vocab], spans: &[Vocab], share: f64) -> Vec<
                     scored.push((o, s));
                 }
             }
-            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            scored
-                .into_iter()
-                .take(CANDIDATES)
-                .map(|(_, s)| s)
-                .collect()
+            rank(&mut scored)
         })
         .collect()
 }
@@ -1253,16 +1264,28 @@ mod tests {
             let refs: Vec<&Vocab> = queries.iter().collect();
             let many = rank_many(&refs, &spans, share);
             for (q, got) in queries.iter().zip(&many) {
-                let mut one: Vec<(f64, usize)> = spans
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, s)| q.overlap_at_least(s, share).map(|o| (o, i)))
-                    .collect();
-                one.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                let one: Vec<usize> = one.into_iter().take(CANDIDATES).map(|(_, i)| i).collect();
-                prop_assert_eq!(got, &one);
+                prop_assert_eq!(got, &rank_one(q, &spans, share));
             }
         }
+    }
+
+    /// Queries with more distinct prefixes than the bit table takes are ranked one at a time,
+    /// with the same answer.
+    #[test]
+    fn rank_many_beyond_its_bit_table_matches_one_query_at_a_time() {
+        let big: String = (0..RANK_UNION_LIMIT + 100)
+            .map(|i| format!("w{i:04} "))
+            .collect();
+        let queries = [Vocab::of(&big), Vocab::of("staging database port")];
+        let spans: Vec<Vocab> = ["w0001 w0002 staging", "database port w0003", "", "nothing"]
+            .iter()
+            .map(|t| Vocab::of(t))
+            .collect();
+        let refs: Vec<&Vocab> = queries.iter().collect();
+        let many = rank_many(&refs, &spans, 0.0);
+        assert_eq!(many[0], rank_one(&queries[0], &spans, 0.0));
+        assert_eq!(many[1], rank_one(&queries[1], &spans, 0.0));
+        assert_eq!(many[1], vec![1, 0, 2, 3]);
     }
 
     /// The early exit of `overlap_at_least` never drops a span whose full overlap reaches the
