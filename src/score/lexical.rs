@@ -71,23 +71,31 @@ type Ids = Sorted<u32>;
 /// The first five bytes of stems, for fuzzy matches.
 type Keys = Sorted<u64>;
 
-/// Antonym pairs as stem numbers of one lexicon.
-type Antonyms = Rc<Vec<(u32, u32)>>;
-
-/// What the scorer needs to know of a word, worked out once per distinct word.
+/// What the scorer needs to know of a word, worked out once per distinct word: twelve bytes,
+/// since every word of every cached source keeps one.
 #[derive(Clone, Copy)]
 struct Word {
     id: u32,
     /// The number of its stem.
     stem: u32,
-    /// Its stem's first five bytes, when it has five, for fuzzy matches.
-    key: Option<u64>,
-    /// Not a stop word nor a listed negation: it counts for coverage.
-    content: bool,
-    /// A negation ("not", or any word ending in "n't").
-    negation: bool,
-    hedge: bool,
-    failure: bool,
+    /// [`CONTENT`], [`NEGATION`], [`HEDGE`] and [`FAILURE`].
+    flags: u8,
+}
+
+/// Not a stop word nor a listed negation: the word counts for coverage.
+const CONTENT: u8 = 1;
+/// A negation ("not", or any word ending in "n't").
+const NEGATION: u8 = 2;
+const HEDGE: u8 = 4;
+const FAILURE: u8 = 8;
+
+impl Word {
+    fn content(self) -> bool {
+        self.flags & CONTENT != 0
+    }
+    fn negation(self) -> bool {
+        self.flags & NEGATION != 0
+    }
 }
 
 /// The words and stems met so far on this thread, numbered. Numbers are only compared with
@@ -101,17 +109,16 @@ struct Lexicon {
     /// For each stem number, its first five characters packed into one number.
     chars5: Vec<u128>,
     /// The antonym pairs as stem numbers.
-    antonyms: Antonyms,
+    antonyms: Vec<(u32, u32)>,
 }
 
 impl Lexicon {
     fn new() -> Lexicon {
         let mut lex = Lexicon::default();
-        let pairs = ANTONYMS
+        lex.antonyms = ANTONYMS
             .iter()
             .map(|(x, y)| (lex.stem(&stem(x)), lex.stem(&stem(y))))
             .collect();
-        lex.antonyms = Rc::new(pairs);
         lex
     }
 
@@ -140,15 +147,14 @@ impl Lexicon {
         if let Some(&word) = self.words.get(w) {
             return word;
         }
-        let stem = self.stem(&stem(w));
+        let flag = |on: bool, f: u8| if on { f } else { 0 };
         let word = Word {
             id: self.words.len() as u32,
-            stem,
-            key: self.prefix[stem as usize],
-            content: !STOP.contains(w) && !NEGATIONS.contains(w),
-            negation: NEGATIONS.contains(w) || w.ends_with("n't"),
-            hedge: HEDGES.contains(w),
-            failure: FAILURES.contains(w),
+            stem: self.stem(&stem(w)),
+            flags: flag(!STOP.contains(w) && !NEGATIONS.contains(w), CONTENT)
+                | flag(NEGATIONS.contains(w) || w.ends_with("n't"), NEGATION)
+                | flag(HEDGES.contains(w), HEDGE)
+                | flag(FAILURES.contains(w), FAILURE),
         };
         self.words.insert(w.to_string(), word);
         word
@@ -159,6 +165,11 @@ impl Lexicon {
         let mut out = Vec::new();
         for_each_word(text, |w| out.push(self.word(w)));
         out
+    }
+
+    /// A stem's first five bytes, when it has five.
+    fn key(&self, stem: u32) -> Option<u64> {
+        self.prefix.get(stem as usize).copied().flatten()
     }
 }
 
@@ -180,30 +191,30 @@ struct Window {
 }
 
 impl Window {
-    fn of(text: &str, words: &[Word]) -> Window {
-        let content: Vec<u32> = words.iter().filter(|w| w.content).map(|w| w.stem).collect();
+    fn of(text: &str, words: &[Word], lex: &Lexicon) -> Window {
+        let content: Vec<u32> = words.iter().filter(|w| w.content()).map(|w| w.stem).collect();
         let mut scope = Vec::new();
         for (i, w) in words.iter().enumerate() {
-            if w.negation {
+            if w.negation() {
                 let after = words.iter().skip(i + 1).take(4);
-                scope.extend(after.filter(|x| x.content).map(|x| x.stem));
+                scope.extend(after.filter(|x| x.content()).map(|x| x.stem));
             }
         }
         Window {
             keys: Keys::of(
                 words
                     .iter()
-                    .filter(|w| w.content)
-                    .filter_map(|w| w.key)
+                    .filter(|w| w.content())
+                    .filter_map(|w| lex.key(w.stem))
                     .collect(),
             ),
             content: Ids::of(content),
             stems: Ids::of(words.iter().map(|w| w.stem).collect()),
             ids: identifiers(text),
-            hedged: words.iter().any(|w| w.hedge) || says_not_sure(text),
-            negated: words.iter().any(|w| w.negation),
+            hedged: words.iter().any(|w| w.flags & HEDGE != 0) || says_not_sure(text),
+            negated: words.iter().any(|w| w.negation()),
             scope,
-            failure: words.iter().any(|w| w.failure),
+            failure: words.iter().any(|w| w.flags & FAILURE != 0),
         }
     }
 }
@@ -222,7 +233,8 @@ struct Sentence {
 /// so finding a claim's best window costs the claim's postings, not every window. Only the
 /// sentences of a best window are analysed in full.
 struct Source {
-    text: String,
+    /// The text, shared with the cache's key.
+    text: Rc<str>,
     sents: Vec<Sentence>,
     /// (first sentence, sentence count) of each window, in the order windows are ranked.
     wins: Vec<(u32, u32)>,
@@ -239,11 +251,11 @@ struct Source {
 }
 
 impl Source {
-    fn new(text: &str, lex: &mut Lexicon) -> Source {
+    fn new(text: Rc<str>, lex: &mut Lexicon) -> Source {
         // Sentences split only at whitespace, which no word spans, so the words of the text
         // are the words of its sentences.
         let base = text.as_ptr() as usize;
-        let mut sents: Vec<Sentence> = sentences(text)
+        let mut sents: Vec<Sentence> = sentences(&text)
             .into_iter()
             .map(|s| {
                 let start = s.as_ptr() as usize - base;
@@ -277,7 +289,7 @@ impl Source {
         for (i, sent) in sents.iter().enumerate() {
             for w in &sent.words {
                 all_words.push(w.id);
-                if w.content {
+                if w.content() {
                     postings.push((w.stem, i as u32));
                 }
             }
@@ -289,7 +301,7 @@ impl Source {
         chars5.sort_unstable();
         chars5.dedup();
         Source {
-            text: text.to_string(),
+            text,
             all,
             all_words: Ids::of(all_words),
             chars5: Rc::new(Prefixes::of(chars5)),
@@ -301,19 +313,19 @@ impl Source {
     }
 
     /// The full analysis of one sentence, made the first time it is asked for.
-    fn sentence(&self, i: usize) -> &Window {
+    fn sentence(&self, i: usize, lex: &Lexicon) -> &Window {
         let s = &self.sents[i];
         s.detail
-            .get_or_init(|| Window::of(&self.text[s.range.0..s.range.1], &s.words))
+            .get_or_init(|| Window::of(&self.text[s.range.0..s.range.1], &s.words, lex))
     }
 
     /// The window of sentences `start .. start + len`, merged from its sentences.
-    fn window(&self, (start, len): (u32, u32)) -> std::borrow::Cow<'_, Window> {
+    fn window(&self, (start, len): (u32, u32), lex: &Lexicon) -> std::borrow::Cow<'_, Window> {
         let (start, end) = (start as usize, (start + len) as usize);
         if len == 1 {
-            return std::borrow::Cow::Borrowed(self.sentence(start));
+            return std::borrow::Cow::Borrowed(self.sentence(start, lex));
         }
-        let parts: Vec<&Window> = (start..end).map(|i| self.sentence(i)).collect();
+        let parts: Vec<&Window> = (start..end).map(|i| self.sentence(i, lex)).collect();
         std::borrow::Cow::Owned(Window {
             stems: Ids::union(parts.iter().map(|p| &p.stems)),
             content: Ids::union(parts.iter().map(|p| &p.content)),
@@ -348,17 +360,20 @@ impl ClaimPart {
                 names.extend(lex.words(tok).iter().map(|w| w.id));
             }
         }
-        let content: Vec<u32> = words.iter().filter(|w| w.content).map(|w| w.stem).collect();
+        let content: Vec<u32> = words.iter().filter(|w| w.content()).map(|w| w.stem).collect();
         ClaimPart {
-            keys: content.iter().map(|s| lex.prefix[*s as usize]).collect(),
+            keys: content.iter().map(|s| lex.key(*s)).collect(),
             content,
-            w: Window::of(claim, &words),
+            w: Window::of(claim, &words, lex),
             names,
         }
     }
 }
 
-const CACHE_LIMIT: usize = 4096;
+/// The most sources and claims the caches hold: enough sources for the window of a long
+/// stream, which the pin-loss check reads at every compaction.
+const SOURCE_LIMIT: usize = 16_384;
+const CLAIM_LIMIT: usize = 4096;
 /// The most text the caches hold, in bytes. Every word in the lexicon comes from a cached text,
 /// so this also bounds the lexicon; and it holds any one record's text (at most 16 MiB), so a
 /// large span is analysed once, not once per call.
@@ -369,7 +384,7 @@ const TEXT_BUDGET: usize = 32 << 20;
 #[derive(Default)]
 struct Caches {
     lex: Option<Lexicon>,
-    sources: TextMap<Rc<Source>>,
+    sources: HashMap<Rc<str>, Rc<Source>, std::hash::BuildHasherDefault<Fnv>>,
     claims: TextMap<Rc<Vec<ClaimPart>>>,
     /// Bytes of text cached in `sources` and `claims`.
     bytes: usize,
@@ -384,8 +399,8 @@ impl Caches {
     /// it before taking numbers from the lexicon: analyses from before a reset do not match
     /// numbers from after it.
     fn fresh(&mut self) -> &mut Lexicon {
-        let full = self.sources.len() >= CACHE_LIMIT
-            || self.claims.len() >= CACHE_LIMIT
+        let full = self.sources.len() >= SOURCE_LIMIT
+            || self.claims.len() >= CLAIM_LIMIT
             || self.bytes >= TEXT_BUDGET;
         if full {
             *self = Caches::default();
@@ -399,9 +414,10 @@ impl Caches {
             return Rc::clone(hit);
         }
         let lex = self.lex.get_or_insert_with(Lexicon::new);
-        let v = Rc::new(Source::new(text, lex));
+        let text: Rc<str> = Rc::from(text);
+        let v = Rc::new(Source::new(Rc::clone(&text), lex));
         self.bytes += text.len();
-        self.sources.insert(text.to_string(), Rc::clone(&v));
+        self.sources.insert(text, Rc::clone(&v));
         v
     }
 
@@ -470,12 +486,12 @@ pub(crate) fn prefix_keys(text: &str) -> Rc<Prefixes> {
     })
 }
 
-/// The analyses of a source and a claim, and the antonym pairs, from one lexicon.
-fn analyses(source: &str, claim: &str) -> (Rc<Source>, Rc<Vec<ClaimPart>>, Antonyms) {
+/// The analyses of a source and a claim, from one lexicon.
+fn analyses(source: &str, claim: &str) -> (Rc<Source>, Rc<Vec<ClaimPart>>) {
     CACHES.with(|c| {
         let mut c = c.borrow_mut();
-        let antonyms = Rc::clone(&c.fresh().antonyms);
-        (c.source(source), c.claim(claim), antonyms)
+        c.fresh();
+        (c.source(source), c.claim(claim))
     })
 }
 
@@ -493,8 +509,8 @@ fn antonym_clash(pairs: &[(u32, u32)], a: &Ids, b: &Ids) -> bool {
 }
 
 /// One claim sentence against the source.
-fn sentence_scores(part: &ClaimPart, src: &Source, antonyms: &[(u32, u32)]) -> Scores {
-    let (all, all_words, source) = (&src.all, &src.all_words, src.text.as_str());
+fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
+    let (all, all_words, source) = (&src.all, &src.all_words, &*src.text);
     let c = &part.content;
     if c.is_empty() {
         return Scores {
@@ -533,7 +549,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, antonyms: &[(u32, u32)]) -> S
             at = i;
         }
     }
-    let best = &src.window(src.wins[at]);
+    let best = &src.window(src.wins[at], lex);
     let cov = f64::from(hits[at]) / n;
     let precision = c.iter().filter(|t| all.contains(**t)).count() as f64 / n;
     let fuzzy_cov = c
@@ -597,7 +613,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, antonyms: &[(u32, u32)]) -> S
             || (claim.negated
                 && !best.negated
                 && claim.scope.iter().any(|w| best.content.contains(*w))));
-    let antonym = cov >= TOPIC && antonym_clash(antonyms, &claim.stems, &best.stems);
+    let antonym = cov >= TOPIC && antonym_clash(&lex.antonyms, &claim.stems, &best.stems);
     // A failure report contradicts a claim only when it is about the same thing: it names one
     // of the claim's identifiers, or, for a claim without any, it covers most of its words.
     let shares_id = ids
@@ -660,11 +676,23 @@ impl Scorer for Lexical {
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
-        let (src, parts, antonyms) = analyses(source, claim);
-        let per: Vec<Scores> = parts
-            .iter()
-            .map(|p| sentence_scores(p, &src, &antonyms))
-            .collect();
+        let (src, parts) = analyses(source, claim);
+        // Analysis is done: the lexicon is only read while scoring, never changed or reset.
+        let per: Vec<Scores> = CACHES.with(|c| {
+            let c = c.borrow();
+            let fallback;
+            let lex = match &c.lex {
+                Some(lex) => lex,
+                None => {
+                    fallback = Lexicon::new();
+                    &fallback
+                }
+            };
+            parts
+                .iter()
+                .map(|p| sentence_scores(p, &src, lex))
+                .collect()
+        });
         let min_e = per.iter().map(|s| s.entailment).fold(1.0, f64::min);
         let mean_e = per.iter().map(|s| s.entailment).sum::<f64>() / per.len() as f64;
         Ok(Scores {
@@ -701,7 +729,7 @@ mod tests {
             .iter()
             .map(|(c, s)| Lexical.score(c, s).expect("score"))
             .collect();
-        for i in 0..CACHE_LIMIT + 10 {
+        for i in 0..SOURCE_LIMIT + 10 {
             let filler = format!("filler text number {i} with word{i}");
             Lexical.score("a claim", &filler).expect("score");
         }
