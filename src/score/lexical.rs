@@ -192,7 +192,11 @@ struct Window {
 
 impl Window {
     fn of(text: &str, words: &[Word], lex: &Lexicon) -> Window {
-        let content: Vec<u32> = words.iter().filter(|w| w.content()).map(|w| w.stem).collect();
+        let content: Vec<u32> = words
+            .iter()
+            .filter(|w| w.content())
+            .map(|w| w.stem)
+            .collect();
         let mut scope = Vec::new();
         for (i, w) in words.iter().enumerate() {
             if w.negation() {
@@ -225,7 +229,8 @@ struct Sentence {
     /// Byte range in the source text.
     range: (usize, usize),
     words: Vec<Word>,
-    detail: std::cell::OnceCell<Window>,
+    /// Boxed: most sentences are never analysed in full, and an empty box is one word.
+    detail: std::cell::OnceCell<Box<Window>>,
 }
 
 /// A source analysed once: its sentences split into words, the windows (one to three
@@ -316,7 +321,7 @@ impl Source {
     fn sentence(&self, i: usize, lex: &Lexicon) -> &Window {
         let s = &self.sents[i];
         s.detail
-            .get_or_init(|| Window::of(&self.text[s.range.0..s.range.1], &s.words, lex))
+            .get_or_init(|| Box::new(Window::of(&self.text[s.range.0..s.range.1], &s.words, lex)))
     }
 
     /// The window of sentences `start .. start + len`, merged from its sentences.
@@ -360,7 +365,11 @@ impl ClaimPart {
                 names.extend(lex.words(tok).iter().map(|w| w.id));
             }
         }
-        let content: Vec<u32> = words.iter().filter(|w| w.content()).map(|w| w.stem).collect();
+        let content: Vec<u32> = words
+            .iter()
+            .filter(|w| w.content())
+            .map(|w| w.stem)
+            .collect();
         ClaimPart {
             keys: content.iter().map(|s| lex.key(*s)).collect(),
             content,
@@ -374,10 +383,10 @@ impl ClaimPart {
 /// stream, which the pin-loss check reads at every compaction.
 const SOURCE_LIMIT: usize = 16_384;
 const CLAIM_LIMIT: usize = 4096;
-/// The most text the caches hold, in bytes. Every word in the lexicon comes from a cached text,
-/// so this also bounds the lexicon; and it holds any one record's text (at most 16 MiB), so a
-/// large span is analysed once, not once per call.
-const TEXT_BUDGET: usize = 32 << 20;
+/// The most text the caches hold, in bytes; their analyses take about five times as much, which
+/// keeps a long gated ingest under 256 MB. Every word in the lexicon comes from a cached text,
+/// so this also bounds the lexicon. A text larger than this is analysed again after each reset.
+const TEXT_BUDGET: usize = 8 << 20;
 
 /// Analyses are pure functions of the text, so a cache cannot change a score; it only saves
 /// re-reading the same span for each of a summary's claims.
