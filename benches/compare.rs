@@ -537,11 +537,7 @@ fn main() {
 
     // ------------------------------------------------------------ gate per compaction
     let gate = Gatekeeper::default();
-    let gate_shape = Shape {
-        streams: 1,
-        compaction_every: 200,
-        claims: (50, 50),
-    };
+    let gate_shape = Shape::gate_window();
     let mut setup = Vec::new();
     let mut proposals: Vec<(Vec<Record>, Summary)> = Vec::new();
     let mut pending = Vec::new();

@@ -3,8 +3,7 @@
 //! Run with `cargo bench --bench gate [-- COMPACTIONS]`.
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
-use cairn::record::{Kind, Summary};
-use cairn::workload::{Shape, Step, Workload};
+use cairn::workload::{first_window, Shape};
 use cairn::Ledger;
 use std::time::Instant;
 
@@ -18,27 +17,12 @@ fn main() {
     let mut admitted = 0;
     for run in 0..runs as u64 {
         // A stream of one 200-span window, its pinned reference, and a 50-claim compaction.
-        let shape = Shape {
-            streams: 1,
-            compaction_every: 200,
-            claims: (50, 50),
-        };
+        let (records, s) = first_window(100 + run, Shape::gate_window()).expect("a compaction");
         let ledger = Ledger::in_memory().expect("ledger");
         let mut b = ledger.batch().expect("batch");
-        let mut proposal = None;
-        for step in Workload::new(100 + run, shape) {
-            match step {
-                Step::Append(r) if matches!(r.kind(), Kind::Span | Kind::Pin | Kind::Claim) => {
-                    b.append(r).expect("append");
-                }
-                Step::Append(_) => {}
-                Step::Compaction(s) => {
-                    proposal = Some(s);
-                    break;
-                }
-            }
+        for r in records {
+            b.append(r).expect("append");
         }
-        let s: Summary = proposal.expect("a compaction");
         let items = unpinned_items(&b, &s.stream).expect("classify");
         if !items.is_empty() {
             b.append(pin_of(&s.stream, "auto", &items)).expect("pin");

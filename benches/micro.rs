@@ -4,7 +4,7 @@
 use cairn::gate::Gatekeeper;
 use cairn::record::{encode, Kind, Record, Rid};
 use cairn::score::{Lexical, Scorer};
-use cairn::workload::{Shape, Step, Workload};
+use cairn::workload::{first_window, Shape, Step, Workload};
 use cairn::Ledger;
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
@@ -55,28 +55,13 @@ fn benches(c: &mut Criterion) {
     });
 
     // One compaction of 50 claims over a 200-span window, gated in a batch that is dropped.
-    let shape = Shape {
-        streams: 1,
-        compaction_every: 200,
-        claims: (50, 50),
-    };
+    let (records, proposal) = first_window(5, Shape::gate_window()).expect("a compaction");
     let ledger = Ledger::in_memory().expect("ledger");
     let mut b = ledger.batch().expect("batch");
-    let mut proposal = None;
-    for step in Workload::new(5, shape) {
-        match step {
-            Step::Append(r) if matches!(r.kind(), Kind::Span | Kind::Pin | Kind::Claim) => {
-                b.append(r).expect("append");
-            }
-            Step::Append(_) => {}
-            Step::Compaction(s) => {
-                proposal = Some(s);
-                break;
-            }
-        }
+    for r in records {
+        b.append(r).expect("append");
     }
     b.commit().expect("commit");
-    let proposal = proposal.expect("a compaction");
     let gate = Gatekeeper::default();
     let mut group = c.benchmark_group("gate");
     group.sample_size(10);

@@ -6,8 +6,8 @@
 //! The same seed always gives the same records, so two stores can be fed the same workload.
 
 use crate::record::{
-    encode, Author, Claim, Judgement, Origin, Pin, PinClass, PinItem, Record, Relation, Rid, Role,
-    Span, Summary,
+    encode, Author, Claim, Judgement, Kind, Origin, Pin, PinClass, PinItem, Record, Relation, Rid,
+    Role, Span, Summary,
 };
 
 /// A small, fast, deterministic generator (xorshift64*).
@@ -142,6 +142,34 @@ pub struct Shape {
     pub compaction_every: u64,
     /// Least and most claims per compaction.
     pub claims: (u64, u64),
+}
+
+impl Shape {
+    /// One stream whose 200-turn windows are each compacted into 50 claims: the shape of the
+    /// gate benchmarks.
+    pub fn gate_window() -> Shape {
+        Shape {
+            streams: 1,
+            compaction_every: 200,
+            claims: (50, 50),
+        }
+    }
+}
+
+/// The spans, pins and claims a workload appends before its first compaction, and that
+/// compaction: one window to gate.
+pub fn first_window(seed: u64, shape: Shape) -> Option<(Vec<Record>, Summary)> {
+    let mut records = Vec::new();
+    for step in Workload::new(seed, shape) {
+        match step {
+            Step::Append(r) if matches!(r.kind(), Kind::Span | Kind::Pin | Kind::Claim) => {
+                records.push(r)
+            }
+            Step::Append(_) => {}
+            Step::Compaction(s) => return Some((records, s)),
+        }
+    }
+    None
 }
 
 impl Default for Shape {

@@ -4,7 +4,6 @@ use crate::util::*;
 use cairn::record::{Claim, Origin, Record, Rid, Role, Span};
 use cairn::{Ledger, Read};
 use std::io::{BufRead, Write};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -98,15 +97,7 @@ fn a_second_process_finds_the_ledger_locked() {
     let f = t.file("a.jsonl", LIBFOO.as_bytes());
     assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
     // A writer that holds the ledger open, waiting on its standard input.
-    let mut holder = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("--db")
-        .arg(t.db())
-        .args(["ingest", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut holder = t.stream_ingest();
     // Once it acknowledges a line, it certainly holds the ledger open.
     let mut stdin = holder.stdin.take().unwrap();
     stdin.write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"held\"}\n").unwrap();

@@ -6,7 +6,6 @@ use crate::util::*;
 use cairn::record::Rid;
 use cairn::{Ledger, Read};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 #[test]
@@ -19,15 +18,7 @@ fn kill_9_loses_no_acknowledged_line() {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let (mut acked_total, mut killed_mid_stream) = (0usize, 0usize);
     for k in 0..kills {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("--db")
-            .arg(t.db())
-            .args(["ingest", "--json", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = t.stream_ingest();
         let mut stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let writer = std::thread::spawn(move || {

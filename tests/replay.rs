@@ -136,9 +136,8 @@ fn replay_goes_boundary_by_boundary_in_one_json_document() {
     assert_eq!(code(&t.cairn(&["replay", "nosuch"], None)), 2);
 }
 
-#[test]
-fn replay_warns_when_the_gap_between_scores_grows() {
-    let ledger = Ledger::in_memory().unwrap();
+/// A batch on a fresh ledger holding one span of stream "s".
+fn one_span_batch(ledger: &Ledger) -> cairn::Batch {
     let mut b = ledger.batch().unwrap();
     b.append(Span {
         stream: "s".into(),
@@ -148,36 +147,53 @@ fn replay_warns_when_the_gap_between_scores_grows() {
         text: "x".into(),
     })
     .unwrap();
+    b
+}
+
+/// Appends an admitted boundary of stream "s" with its self-reported and anchored scores.
+fn admitted_boundary(
+    b: &mut cairn::Batch,
+    parent: Option<cairn::record::Rid>,
+    budget: u64,
+    (own, anchored): (u16, u16),
+) -> cairn::record::Rid {
+    let s = b
+        .append(Summary {
+            stream: "s".into(),
+            parent,
+            author: Author::Separate,
+            budget,
+            covers: vec![],
+            evicts: vec![],
+            claims: vec![],
+            self_score: Some(own),
+            reground: false,
+        })
+        .unwrap()
+        .rid;
+    b.append(Verdict {
+        subject: s,
+        admitted: true,
+        findings: vec![],
+        claims: vec![],
+        self_score: Some(own),
+        anchored_score: Some(anchored),
+        policy: [0; 32],
+    })
+    .unwrap();
+    s
+}
+
+#[test]
+fn replay_warns_when_the_gap_between_scores_grows() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = one_span_batch(&ledger);
     let mut parent = None;
-    for (i, (own, anchored)) in [(8500, 10_000), (8800, 9500), (9100, 9000), (9400, 8300)]
+    for (i, scores) in [(8500, 10_000), (8800, 9500), (9100, 9000), (9400, 8300)]
         .into_iter()
         .enumerate()
     {
-        let s = b
-            .append(Summary {
-                stream: "s".into(),
-                parent,
-                author: Author::Separate,
-                budget: 1000 + i as u64,
-                covers: vec![],
-                evicts: vec![],
-                claims: vec![],
-                self_score: Some(own),
-                reground: false,
-            })
-            .unwrap()
-            .rid;
-        b.append(Verdict {
-            subject: s,
-            admitted: true,
-            findings: vec![],
-            claims: vec![],
-            self_score: Some(own),
-            anchored_score: Some(anchored),
-            policy: [0; 32],
-        })
-        .unwrap();
-        parent = Some(s);
+        parent = Some(admitted_boundary(&mut b, parent, 1000 + i as u64, scores));
         if i == 1 {
             // Near miss: one growing step is not yet a trend.
             assert!(cairn::replay::replay(&b, "s")
@@ -192,43 +208,12 @@ fn replay_warns_when_the_gap_between_scores_grows() {
     assert!(w.contains("grew over the last three boundaries"), "{w}");
     // A shrinking gap is not reported.
     let ledger = Ledger::in_memory().unwrap();
-    let mut b = ledger.batch().unwrap();
-    b.append(Span {
-        stream: "s".into(),
-        turn: 1,
-        role: cairn::record::Role::User,
-        tool: None,
-        text: "x".into(),
-    })
-    .unwrap();
-    for (i, (own, anchored)) in [(9400, 8300), (9100, 9000), (8800, 9500)]
+    let mut b = one_span_batch(&ledger);
+    for (i, scores) in [(9400, 8300), (9100, 9000), (8800, 9500)]
         .into_iter()
         .enumerate()
     {
-        let s = b
-            .append(Summary {
-                stream: "s".into(),
-                parent: None,
-                author: Author::Separate,
-                budget: 1000 + i as u64,
-                covers: vec![],
-                evicts: vec![],
-                claims: vec![],
-                self_score: Some(own),
-                reground: false,
-            })
-            .unwrap()
-            .rid;
-        b.append(Verdict {
-            subject: s,
-            admitted: true,
-            findings: vec![],
-            claims: vec![],
-            self_score: Some(own),
-            anchored_score: Some(anchored),
-            policy: [0; 32],
-        })
-        .unwrap();
+        admitted_boundary(&mut b, None, 1000 + i as u64, scores);
     }
     assert!(cairn::replay::replay(&b, "s")
         .unwrap()

@@ -25,6 +25,20 @@ impl Tmp {
         p
     }
 
+    /// Starts `cairn --db <db> ingest --json -`, with its standard input and output piped.
+    pub fn stream_ingest(&self) -> std::process::Child {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--db")
+            .arg(self.db())
+            .args(["ingest", "--json", "-"])
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn cairn ingest")
+    }
+
     /// Runs `cairn --db <db> args...` with optional stdin.
     pub fn cairn(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
         run_cairn(&self.db(), args, stdin)
