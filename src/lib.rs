@@ -43,7 +43,6 @@ pub mod replay;
 pub mod report;
 pub mod score;
 pub mod store;
-pub mod workload;
 
 pub use error::{Error, ErrorKind, Result};
 pub use store::{Appended, Batch, Ledger, Read, Snapshot, StreamState, VerifyReport};

@@ -1,8 +1,6 @@
-//! Shared test harness: temporary ledgers and the `cairn` binary.
+//! Shared test harness of the library's tests: temporary ledgers and record builders.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
 
 pub struct Tmp {
     pub dir: tempfile::TempDir,
@@ -18,82 +16,4 @@ impl Tmp {
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("ledger.redb")
     }
-
-    pub fn file(&self, name: &str, content: &[u8]) -> PathBuf {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, content).expect("write file");
-        p
-    }
-
-    /// Starts `cairn --db <db> ingest --json -`, with its standard input and output piped.
-    pub fn stream_ingest(&self) -> std::process::Child {
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("--db")
-            .arg(self.db())
-            .args(["ingest", "--json", "-"])
-            .env_remove("CAIRN_DB")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn cairn ingest")
-    }
-
-    /// Runs `cairn --db <db> args...` with optional stdin.
-    pub fn cairn(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
-        run_cairn(&self.db(), args, stdin)
-    }
-}
-
-pub fn run_cairn(db: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.arg("--db").arg(db).args(args).env_remove("CAIRN_DB");
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn cairn");
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().expect("stdin");
-        pipe.write_all(input).expect("write stdin");
-    }
-    child.wait_with_output().expect("wait for cairn")
-}
-
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-pub fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-/// The JSON Lines of the seeds' libfoo story, used by several tests.
-pub const LIBFOO: &str = r#"{"kind":"span","stream":"s1","turn":160,"role":"user","text":"refactor the client"}
-{"kind":"span","stream":"s1","turn":212,"role":"user","text":"we are still on libfoo 2.3.1, do not bump."}
-{"kind":"span","stream":"s1","turn":240,"role":"tool","name":"cargo","text":"test result: ok. 148 passed"}
-{"kind":"pin","stream":"s1","name":"constraints","items":[{"class":"prohibition","text":"do not bump libfoo","witness":"turn:212"}]}
-{"kind":"summary","stream":"s1","author":"self","budget":4000,"covers":["turn:160..turn:240"],"evicts":["turn:160..turn:212"],"self_score":0.91,"claims":[{"text":"libfoo stays pinned at 2.3.1","origin":"user-said","witnesses":["turn:212"],"actionable":true}]}
-{"kind":"span","stream":"s1","turn":241,"role":"tool","text":"pip: libfoo 2.4.0 available"}
-{"kind":"judgement","stream":"s1","claim":"prior:0","span":"turn:241","relation":"contradicts"}
-{"kind":"action","stream":"s1","text":"run the test suite","irreversible":false,"relies_on":["prior:0"]}
-"#;
-
-/// Record count and export of a ledger, to show that something did not change.
-pub fn fingerprint(t: &Tmp) -> (String, String) {
-    if !t.db().exists() {
-        return (String::new(), String::new());
-    }
-    let stats = t.cairn(&["stats", "--json"], None);
-    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("stats json");
-    (
-        v["records"].to_string(),
-        stdout(&t.cairn(&["export", "--format", "json"], None)),
-    )
 }

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 //! A deterministic workload shaped like real agent sessions, for benchmarks and tests: spans of
 //! 100 B to 4 KB (user turns, assistant turns, tool outputs with paths, versions, ports and
 //! stack traces), a compaction every 40 turns with 20 to 60 claims (some carried from the
@@ -5,7 +6,7 @@
 //!
 //! The same seed always gives the same records, so two stores can be fed the same workload.
 
-use crate::record::{
+use cairn::record::{
     encode, Author, Claim, Judgement, Kind, Origin, Pin, PinClass, PinItem, Record, Relation, Rid,
     Role, Span, Summary,
 };

@@ -16,7 +16,7 @@ fn main() {
     let mut carried: Vec<Rid> = Vec::new();
     let mut admitted = 0;
     for turn in 0..1000u64 {
-        let (role, t) = cairn::workload::turn_text(1, turn);
+        let (role, t) = cairn_bench::turn_text(1, turn);
         let tool = (role == cairn::record::Role::Tool).then(|| "shell".to_string());
         let rid = b
             .append(Span {

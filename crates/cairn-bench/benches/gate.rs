@@ -3,7 +3,7 @@
 //! Run with `cargo bench --bench gate [-- COMPACTIONS]`.
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
-use cairn::workload::{first_window, Shape};
+use cairn_bench::{first_window, Shape};
 use cairn::Ledger;
 use std::time::Instant;
 

@@ -315,16 +315,6 @@ fn the_demo_runs_and_verifies() {
 }
 
 #[test]
-fn the_quickstart_example_runs() {
-    let o = std::process::Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--example", "quickstart"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("is anchored; 0 claims without"));
-}
-
-#[test]
 fn gates_exits_0_on_a_clean_ledger_and_1_with_findings() {
     let t = Tmp::new();
     ingest_ok(&t, LIBFOO);

@@ -9,7 +9,7 @@
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{encode, Author, Kind, Record, Rid, Summary};
-use cairn::workload::{Shape, Step, Workload};
+use cairn_bench::{Shape, Step, Workload};
 use cairn::{Ledger, Read};
 use rusqlite::{params, Connection};
 use serde_json::json;
