@@ -3,7 +3,7 @@
 //! Run with `cargo bench --bench merkle [-- N]`.
 
 use cairn::checkpoint::Log;
-use cairn::merkle::{self, Scheme};
+use cairn::checkpoint::{self as merkle, Scheme};
 use cairn::record::{Role, Span};
 use cairn::{Ledger, Read};
 use std::time::Instant;
@@ -76,7 +76,7 @@ fn main() {
         let p = log.prove_consistency(old, n).expect("prove");
         build += t.elapsed().as_secs_f64();
         size = size.max(p.hashes.len());
-        let old_root = merkle::root(&cairn::store::StoreNodes(&snap), old).expect("root");
+        let old_root = log.root_at(old).expect("root");
         let t = Instant::now();
         merkle::verify_consistency(Scheme::Blake3, old, n, &p.hashes, &old_root, &cp.root)
             .expect("verify");

@@ -1,41 +1,17 @@
 //! Checkpoints (C2SP tlog-checkpoint) signed as notes (C2SP signed-note) with Ed25519, the
 //! proofs cairn prints, and the checks a verifier runs with or without the ledger.
 
-use crate::error::{ErrorKind, Result};
-use crate::merkle::{self, Hash, MemTree, Nodes, Scheme};
+pub use crate::merkle::{
+    consistency, inclusion, inclusion_len, root, verify_consistency, verify_inclusion, Hash,
+    MemTree, Nodes, Scheme,
+};
+use crate::error::{CheckError, ErrorKind, Result};
+use crate::merkle;
 use crate::record::Rid;
-use crate::store::{Ledger, Read, StoreNodes, Tx};
+use crate::store::{Ledger, Read, StoreNodes};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
-use redb::ReadableTable;
-
-/// Why a checkpoint, a key or a proof was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CheckError {
-    /// The text is not in the expected format.
-    #[error("{what} is malformed: {why}")]
-    Format {
-        /// What was being read.
-        what: &'static str,
-        /// What is wrong.
-        why: String,
-    },
-    /// No signature by the given key, or a signature that does not verify.
-    #[error("the checkpoint is not signed by key {name}: {why}")]
-    Signature {
-        /// The key's name.
-        name: String,
-        /// What is wrong.
-        why: String,
-    },
-    /// The ledger does not hold the checkpoint's history.
-    #[error("{0}")]
-    History(String),
-    /// A proof failed.
-    #[error("{0}")]
-    Proof(#[from] merkle::ProofError),
-}
 
 fn fmt_err(what: &'static str, why: impl Into<String>) -> CheckError {
     CheckError::Format {
@@ -540,6 +516,16 @@ impl<'a> Log<'a> {
         })
     }
 
+    /// The Merkle root of the log at an earlier (or the current) size, from the stored tree.
+    pub fn root_at(&self, size: u64) -> Result<Hash> {
+        let snap = self.ledger.snapshot()?;
+        let len = snap.len()?;
+        if size > len {
+            return Err(ErrorKind::AsOf { asked: size, size: len }.into());
+        }
+        merkle::root(&StoreNodes(&snap), size)
+    }
+
     /// An inclusion proof for the record at `index` in the tree of `size` records.
     pub fn prove_inclusion(&self, rid: Rid, size: Option<u64>) -> Result<InclusionProof> {
         let snap = self.ledger.snapshot()?;
@@ -602,22 +588,11 @@ impl<'a> Log<'a> {
     /// ledger file (the CLI keeps it beside the key), so that a ledger file rolled back to an
     /// older copy, which also rolls back the ledger's own record of signing, is still caught.
     pub fn sign(&self, key: &SignerKey, previous: Option<&Checkpoint>) -> Result<String> {
-        use crate::store::tables::META;
-        let batch = self.ledger.batch()?;
+        let mut batch = self.ledger.batch()?;
         let size = batch.len()?;
         let nodes = StoreNodes(&batch);
         let stored_root = merkle::root(&nodes, size)?;
-        let (last_size, last_root) = {
-            let meta = batch.tx().table(META)?;
-            let size = meta
-                .get("signed_size")?
-                .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
-                .map(u64::from_le_bytes);
-            let root = meta
-                .get("signed_root")?
-                .and_then(|g| Hash::try_from(g.value()).ok());
-            (size.unwrap_or(0), root)
-        };
+        let (last_size, last_root) = batch.last_signed()?;
         let refuse = |why: String| -> crate::Error {
             ErrorKind::Check(CheckError::History(format!("refusing to sign: {why}"))).into()
         };
@@ -674,11 +649,7 @@ impl<'a> Log<'a> {
             root: stored_root,
         }
         .body();
-        {
-            let mut meta = batch.tx().open_table(META)?;
-            meta.insert("signed_size", size.to_le_bytes().as_slice())?;
-            meta.insert("signed_root", stored_root.as_slice())?;
-        }
+        batch.record_signed(size, stored_root)?;
         batch.commit()?;
         Ok(key.sign(&body))
     }

@@ -1,19 +1,26 @@
-//! The crate's error type: every message is a sentence that names the thing and the way out.
+//! Every error of the library, in the library's words: each message is a sentence that names
+//! the thing and the way out. Command-line advice (which flag to give, which command to run)
+//! is the `cairn` program's to add.
+//!
+//! This module sits just above `record` (SPEC.md section 15): the Merkle log, the scorers, the
+//! store, the gates, checkpoints, ingest and replay all return these types, so none of them is
+//! defined in a module above another that needs it.
 
 use crate::record::{DecodeError, Kind, LinkRole, Rid};
 use std::path::PathBuf;
 
 /// What went wrong. Boxed inside [`Error`] so `Result` stays small.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// redb failed to read or write the file.
-    #[error("the ledger file could not be read or written ({0}); check the disk and the path, then run `cairn verify`")]
+    #[error("the ledger file could not be read or written ({0}); check the disk and the path, then verify the ledger")]
     Storage(#[from] redb::Error),
     /// Another process holds the ledger open.
-    #[error("the ledger {} is locked: another process has it open for writing; wait for it to finish or use another --db", .0.display())]
+    #[error("the ledger {} is locked: another process has it open for writing; wait for it to finish or open another file", .0.display())]
     Locked(PathBuf),
     /// redb found the file damaged.
-    #[error("the ledger {} is corrupt ({detail}); restore it from a copy; `cairn verify` names the damaged records", path.display())]
+    #[error("the ledger {} is corrupt ({detail}); restore it from a copy; verifying it names the damaged records", path.display())]
     CorruptFile {
         /// The file.
         path: PathBuf,
@@ -21,7 +28,7 @@ pub enum ErrorKind {
         detail: String,
     },
     /// A stored record fails its integrity checks.
-    #[error("record {rid} at log index {index} is damaged: {detail}; run `cairn verify` for a full report")]
+    #[error("record {rid} at log index {index} is damaged: {detail}; verify the ledger for a full report")]
     CorruptRecord {
         /// The record's id as stored in the log.
         rid: Rid,
@@ -31,7 +38,7 @@ pub enum ErrorKind {
         detail: String,
     },
     /// The file is not a cairn ledger this build can read.
-    #[error("{} is not a cairn ledger of format version {expected} ({detail}); point --db at a cairn ledger or a new path", path.display())]
+    #[error("{} is not a cairn ledger of format version {expected} ({detail}); open a cairn ledger or a new path", path.display())]
     NotALedger {
         /// The file.
         path: PathBuf,
@@ -116,6 +123,22 @@ pub enum ErrorKind {
     /// No record has this rid or prefix.
     #[error("no record in the ledger has rid {0}")]
     NotFound(String),
+    /// A record exists but is not of the kind asked for, or no record of that kind has the rid.
+    #[error("{}", wrong_kind(rid, *want, *found))]
+    WrongKind {
+        /// The rid asked about.
+        rid: Rid,
+        /// The kind asked for.
+        want: Kind,
+        /// The kind found, if any record has the rid.
+        found: Option<Kind>,
+    },
+    /// No span or summary belongs to the stream named.
+    #[error("no span or summary belongs to stream {0}; check the stream's name")]
+    NoStream(String),
+    /// A reference that does not parse or names nothing.
+    #[error("{0}")]
+    Reference(#[from] RefError),
     /// A prefix that matches more than one rid.
     #[error(
         "rid prefix {prefix} is ambiguous: it matches {first} and {second}; give more hex digits"
@@ -128,8 +151,8 @@ pub enum ErrorKind {
         /// Another.
         second: Rid,
     },
-    /// An `--as-of` past the end of the log.
-    #[error("--as-of {asked} is past the end of the log, which holds {size} records; give a size from 0 to {size}")]
+    /// A log size past the end of the log.
+    #[error("log size {asked} is past the end of the log, which holds {size} records; give a size from 0 to {size}")]
     AsOf {
         /// The size asked for.
         asked: u64,
@@ -138,16 +161,16 @@ pub enum ErrorKind {
     },
     /// A Merkle proof request or check failed.
     #[error("{0}")]
-    Proof(#[from] crate::merkle::ProofError),
+    Proof(#[from] ProofError),
     /// A checkpoint, key or proof check failed.
     #[error("{0}")]
-    Check(crate::checkpoint::CheckError),
+    Check(#[from] CheckError),
     /// The scorer failed.
     #[error("{0}")]
-    Score(String),
-    /// The policy file was refused.
-    #[error("{0}; fix the file or drop --policy to use the defaults")]
-    Policy(String),
+    Score(#[from] ScoreError),
+    /// The policy was refused.
+    #[error("{0}")]
+    Policy(#[from] PolicyError),
     /// A file could not be read or written.
     #[error("{what} {}: {source}", path.display())]
     Io {
@@ -158,6 +181,18 @@ pub enum ErrorKind {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+fn wrong_kind(rid: &Rid, want: Kind, found: Option<Kind>) -> String {
+    match found {
+        Some(k) => format!("record {rid} is a {k}, not a {want}; give the rid of a {want}"),
+        None => format!("no {want} in the ledger has rid {rid}"),
+    }
+}
+
+/// The error for a rid that names no record of the kind wanted.
+pub(crate) fn not_a(rid: Rid, want: Kind, found: Option<Kind>) -> Error {
+    ErrorKind::WrongKind { rid, want, found }.into()
 }
 
 /// The error returned by every fallible cairn call.
@@ -179,9 +214,9 @@ impl Error {
                 | ErrorKind::CorruptFile { .. }
                 | ErrorKind::CorruptRecord { .. }
                 | ErrorKind::NotALedger { .. }
-                | ErrorKind::Check(crate::checkpoint::CheckError::History(_))
-                | ErrorKind::Check(crate::checkpoint::CheckError::Signature { .. })
-                | ErrorKind::Check(crate::checkpoint::CheckError::Proof(_))
+                | ErrorKind::Check(CheckError::History(_))
+                | ErrorKind::Check(CheckError::Signature { .. })
+                | ErrorKind::Check(CheckError::Proof(_))
         )
     }
 }
@@ -211,3 +246,250 @@ redb_errors!(
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a Merkle proof could not be made or does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProofError {
+    /// A leaf outside the tree.
+    #[error("leaf {index} is not in a tree of {size} leaves; give an index below {size}")]
+    Leaf {
+        /// The leaf asked for.
+        index: u64,
+        /// The tree's size.
+        size: u64,
+    },
+    /// An older size above the newer one.
+    #[error("a tree of {old} leaves cannot be a prefix of a tree of {new}; give the older size first")]
+    NotPrefix {
+        /// The older size.
+        old: u64,
+        /// The newer size.
+        new: u64,
+    },
+    /// A subtree hash the tree does not hold.
+    #[error("no complete subtree at level {level}, index {index}")]
+    MissingNode {
+        /// The subtree's level.
+        level: u32,
+        /// Its index at that level.
+        index: u64,
+    },
+    /// The proof has the wrong number of hashes for the sizes.
+    #[error("the proof has {got} hashes, and a proof for these sizes has {want}")]
+    Length {
+        /// Hashes given.
+        got: usize,
+        /// Hashes expected.
+        want: usize,
+    },
+    /// The hashes do not lead to the root.
+    #[error("the proof does not lead to the root: the {what} recomputed from it differs")]
+    Mismatch {
+        /// Which root.
+        what: &'static str,
+    },
+}
+
+/// Why a checkpoint, a key or a proof was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// The text is not in the expected format.
+    #[error("{what} is malformed: {why}")]
+    Format {
+        /// What was being read.
+        what: &'static str,
+        /// What is wrong.
+        why: String,
+    },
+    /// No signature by the given key, or a signature that does not verify.
+    #[error("the checkpoint is not signed by key {name}: {why}")]
+    Signature {
+        /// The key's name.
+        name: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The ledger does not hold the checkpoint's history.
+    #[error("{0}")]
+    History(String),
+    /// A proof failed.
+    #[error("{0}")]
+    Proof(#[from] ProofError),
+}
+
+/// Why a scorer could not score.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("scorer {scorer} failed: {problem}")]
+pub struct ScoreError {
+    /// The scorer's id.
+    pub scorer: String,
+    /// What went wrong.
+    pub problem: ScoreProblem,
+}
+
+/// What went wrong inside a scorer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScoreProblem {
+    /// The external command could not be started.
+    #[error("cannot start `{command}`: {reason}; check the command")]
+    Start {
+        /// The command.
+        command: String,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// The command's standard input or output is not a pipe.
+    #[error("its standard input or output is not a pipe")]
+    NotPiped,
+    /// The command stopped reading its requests.
+    #[error("it stopped reading its input ({reason}); did it exit?")]
+    StoppedReading {
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// Reading the command's answer failed.
+    #[error("reading its output failed: {reason}")]
+    Read {
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// No answer in time.
+    #[error("it gave no answer within {ms} ms; allow it more time or fix the command")]
+    Timeout {
+        /// The time allowed per answer.
+        ms: u128,
+    },
+    /// The command exited or closed its output without answering.
+    #[error("it {} without answering", match status { Some(s) => format!("exited ({s})"), None => "closed its output".to_string() })]
+    Exited {
+        /// Its exit status, when it exited.
+        status: Option<String>,
+    },
+    /// The answer is not JSON.
+    #[error("it answered {answer:?}, which is not JSON: {reason}")]
+    NotJson {
+        /// The line it answered.
+        answer: String,
+        /// The parser's reason.
+        reason: String,
+    },
+    /// The answer lacks a score.
+    #[error("its answer {answer:?} lacks `{field}` as a number from 0 to 1")]
+    Field {
+        /// The line it answered.
+        answer: String,
+        /// The score missing.
+        field: &'static str,
+    },
+    /// An earlier call panicked while holding the scorer.
+    #[error("an earlier call panicked")]
+    Poisoned,
+    /// A scorer outside this crate failed, for the reason it gives.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Why a policy was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy {source_name}: {problem}; fix the policy or use the defaults")]
+pub struct PolicyError {
+    /// The file name, for messages.
+    pub source_name: String,
+    /// What is wrong.
+    pub problem: PolicyProblem,
+}
+
+/// What is wrong with a policy.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyProblem {
+    /// Not valid TOML.
+    #[error("not valid TOML: {0}")]
+    Toml(String),
+    /// A key the policy does not have.
+    #[error("unknown key `{key}`; the keys are {known}")]
+    UnknownKey {
+        /// The key given.
+        key: String,
+        /// The keys a policy has.
+        known: String,
+    },
+    /// A threshold outside [0, 1].
+    #[error("`{0}` must be a number from 0 to 1")]
+    Threshold(String),
+    /// A `max_depth` that is not a non-negative integer.
+    #[error("`max_depth` must be a non-negative integer")]
+    MaxDepth,
+}
+
+/// Why a reference (`turn:N`, `turn:A..turn:B`, `prior:N`, or a rid) does not parse or names
+/// nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RefError {
+    /// `turn:` or `prior:` without a decimal number after it.
+    #[error("{reference:?} is not a reference: {prefix} must be followed by a decimal number")]
+    NotANumber {
+        /// The reference given.
+        reference: String,
+        /// `turn:` or `prior:`.
+        prefix: &'static str,
+    },
+    /// A number too large for a turn or a claim index.
+    #[error("{0:?} is not a reference: the number is too large")]
+    TooLarge(String),
+    /// A range not written `turn:A..turn:B`.
+    #[error("{0:?} is not a reference: write a range as turn:A..turn:B")]
+    RangeForm(String),
+    /// A range whose first turn is after its last.
+    #[error("{0:?} is an empty range: the first turn is after the last")]
+    EmptyRange(String),
+    /// Nothing a reference can be.
+    #[error("{0:?} is not a reference; use turn:N, turn:A..turn:B, prior:N, or a rid (64 hex digits, or a unique prefix of 8 or more)")]
+    Unknown(String),
+    /// `turn:` and `prior:` need a stream.
+    #[error("turn: and prior: references need a stream; name the stream, or use a rid")]
+    NeedsStream,
+    /// No span of the stream has the turn.
+    #[error("turn:{turn} names no span in stream {stream}; append that span first")]
+    NoTurn {
+        /// The stream.
+        stream: String,
+        /// The turn.
+        turn: u64,
+    },
+    /// No span of the stream lies in the range.
+    #[error("turn:{first}..turn:{last} names no span in stream {stream}")]
+    NoTurns {
+        /// The stream.
+        stream: String,
+        /// The first turn.
+        first: u64,
+        /// The last turn.
+        last: u64,
+    },
+    /// `prior:N` on a stream without a head summary.
+    #[error("prior:{n} needs a head summary, and stream {stream} has none yet")]
+    NoHead {
+        /// The stream.
+        stream: String,
+        /// The claim index.
+        n: usize,
+    },
+    /// `prior:N` past the head summary's claims.
+    #[error("prior:{n} is out of range: the head summary of stream {stream} has {claims} claims (prior:0 to prior:{})", claims.saturating_sub(1))]
+    PriorOutOfRange {
+        /// The stream.
+        stream: String,
+        /// The claim index.
+        n: usize,
+        /// The head summary's claims.
+        claims: usize,
+    },
+    /// A rid prefix that is not hex or has the wrong length.
+    #[error("{0} is not a rid: give the full 64 hex digits, or a unique prefix of 8 or more")]
+    NotARid(String),
+}

@@ -30,19 +30,22 @@
 //! # Ok(()) }
 //! ```
 
-pub mod checkpoint;
-pub mod error;
-pub mod gate;
-pub mod graph;
-pub mod ingest;
-pub mod json;
-pub mod merkle;
-
+// The layers, bottom to top (SPEC.md section 15): a module uses only the rows above its own.
 pub mod record;
-pub mod replay;
-pub mod report;
+mod text;
+mod error;
+mod merkle;
 pub mod score;
-pub mod store;
+mod store;
+pub mod gate;
+pub mod checkpoint;
+pub mod ingest;
+pub mod replay;
 
-pub use error::{Error, ErrorKind, Result};
-pub use store::{Appended, Batch, Ledger, Read, Snapshot, StreamState, VerifyReport};
+pub use error::{
+    CheckError, Error, ErrorKind, PolicyError, PolicyProblem, ProofError, RefError, Result,
+};
+pub use store::{
+    Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Storage, StreamState,
+    VerifyReport, MAX_LINKS,
+};

@@ -6,7 +6,7 @@
 //! root at any size, an inclusion proof and a consistency proof each read O(log n) nodes. The
 //! same code runs with SHA-256 to reproduce RFC 6962's known answers.
 
-use crate::error::Result;
+use crate::error::{ProofError, Result};
 
 /// A 32-byte hash.
 pub type Hash = [u8; 32];
@@ -69,35 +69,20 @@ impl Scheme {
     }
 }
 
+/// The seal on [`Nodes`]: only the ledger's stored tree and [`MemTree`] give subtree hashes.
+pub(crate) mod sealed {
+    /// Implemented by the crate's own trees only.
+    pub trait Sealed {}
+}
+
 /// Where perfect-subtree hashes come from: `node(level, index)` is the hash of leaves
 /// `index * 2^level .. (index + 1) * 2^level`, asked only for subtrees that are complete.
-pub trait Nodes {
+/// Sealed: the ledger's stored tree and [`MemTree`] implement it.
+pub trait Nodes: sealed::Sealed {
     /// The hash function.
     fn scheme(&self) -> Scheme;
     /// A perfect subtree's hash.
     fn node(&self, level: u32, index: u64) -> Result<Hash>;
-}
-
-/// Why a proof was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ProofError {
-    /// The request itself is out of range.
-    #[error("{0}")]
-    Range(String),
-    /// The proof has the wrong number of hashes for the sizes.
-    #[error("the proof has {got} hashes, and a proof for these sizes has {want}")]
-    Length {
-        /// Hashes given.
-        got: usize,
-        /// Hashes expected.
-        want: usize,
-    },
-    /// The hashes do not lead to the root.
-    #[error("the proof does not lead to the root: the {what} recomputed from it differs")]
-    Mismatch {
-        /// Which root.
-        what: &'static str,
-    },
 }
 
 fn largest_power_below(n: u64) -> u64 {
@@ -129,10 +114,7 @@ pub fn root<N: Nodes + ?Sized>(t: &N, size: u64) -> Result<Hash> {
 /// The audit path of leaf `index` in the tree of `size` leaves (RFC 6962 PATH).
 pub fn inclusion<N: Nodes + ?Sized>(t: &N, index: u64, size: u64) -> Result<Vec<Hash>> {
     if index >= size {
-        return Err(crate::ErrorKind::Proof(ProofError::Range(format!(
-            "leaf {index} is not in a tree of {size} leaves"
-        )))
-        .into());
+        return Err(ProofError::Leaf { index, size }.into());
     }
     let mut out = Vec::new();
     let (mut start, mut end) = (0, size);
@@ -157,10 +139,7 @@ pub fn inclusion<N: Nodes + ?Sized>(t: &N, index: u64, size: u64) -> Result<Vec<
 /// (RFC 6962 PROOF). Empty when `old` is 0 or equal to `new`.
 pub fn consistency<N: Nodes + ?Sized>(t: &N, old: u64, new: u64) -> Result<Vec<Hash>> {
     if old > new {
-        return Err(crate::ErrorKind::Proof(ProofError::Range(format!(
-            "a tree of {old} leaves cannot be a prefix of a tree of {new}"
-        )))
-        .into());
+        return Err(ProofError::NotPrefix { old, new }.into());
     }
     if old == 0 || old == new {
         return Ok(Vec::new());
@@ -203,9 +182,7 @@ pub fn verify_inclusion(
     root: &Hash,
 ) -> Result<(), ProofError> {
     if index >= size {
-        return Err(ProofError::Range(format!(
-            "leaf {index} is not in a tree of {size} leaves"
-        )));
+        return Err(ProofError::Leaf { index, size });
     }
     let want = inclusion_len(index, size);
     if proof.len() != want {
@@ -265,9 +242,7 @@ pub fn verify_consistency(
     new_root: &Hash,
 ) -> Result<(), ProofError> {
     if old > new {
-        return Err(ProofError::Range(format!(
-            "a tree of {old} leaves cannot be a prefix of a tree of {new}"
-        )));
+        return Err(ProofError::NotPrefix { old, new });
     }
     if old == 0 || old == new {
         if !proof.is_empty() {
@@ -372,6 +347,8 @@ impl MemTree {
     }
 }
 
+impl sealed::Sealed for MemTree {}
+
 impl Nodes for MemTree {
     fn scheme(&self) -> Scheme {
         self.scheme
@@ -383,10 +360,7 @@ impl Nodes for MemTree {
             .and_then(|l| l.get(index as usize))
             .copied()
             .ok_or_else(|| {
-                crate::ErrorKind::Proof(ProofError::Range(format!(
-                    "no complete subtree at level {level}, index {index}"
-                )))
-                .into()
+                ProofError::MissingNode { level, index }.into()
             })
     }
 }

@@ -1,7 +1,7 @@
 //! The decision-relevant classifier on a labelled set: misses lose constraints, false alarms
 //! block every compaction, so both are counted and bounded.
 
-use cairn::gate::classify::classify;
+use cairn::gate::classify;
 use cairn::record::{Rid, Role, Span};
 use serde_json::Value;
 

@@ -3,6 +3,7 @@
 //! point of a scripted ingest (spans, claims, gated summaries, pins), the crash image opens,
 //! verifies, holds every committed batch, and shows no partial batch.
 
+use crate::util::span;
 use cairn::gate::Gatekeeper;
 use cairn::record::*;
 use cairn::{Ledger, Read};
@@ -30,7 +31,7 @@ impl CrashBackend {
     }
 }
 
-impl redb::StorageBackend for CrashBackend {
+impl cairn::Storage for CrashBackend {
     fn len(&self) -> std::io::Result<u64> {
         Ok(self.0.lock().unwrap().live.len() as u64)
     }
@@ -66,15 +67,6 @@ impl redb::StorageBackend for CrashBackend {
     }
 }
 
-fn span(turn: u64, text: &str) -> Span {
-    Span {
-        stream: "s".into(),
-        turn,
-        role: Role::User,
-        tool: None,
-        text: text.into(),
-    }
-}
 
 /// The scripted ingest: batches committed one after another. Returns, for each batch, the
 /// sync count when its commit returned, and the log size after it.
@@ -95,7 +87,7 @@ fn script(ledger: &Ledger, images: &Arc<Mutex<Images>>) -> Vec<(usize, u64)> {
         let mut b = ledger.batch().unwrap();
         let mut spans = Vec::new();
         for k in 0..5 {
-            let s = span(round * 10 + k, texts[(k % 4) as usize]);
+            let s = span("s", round * 10 + k, texts[(k % 4) as usize]);
             spans.push(b.append(s).unwrap().rid);
         }
         commit(b);
@@ -142,7 +134,7 @@ fn every_sync_point_leaves_a_consistent_ledger() {
     // A dry run counts the sync points and the log size after each batch.
     let probe = CrashBackend::new(usize::MAX, Vec::new());
     let images = probe.0.clone();
-    let ledger = Ledger::with_backend(probe).unwrap();
+    let ledger = Ledger::with_storage(probe).unwrap();
     let init_syncs = images.lock().unwrap().syncs;
     let done = script(&ledger, &images);
     let expected: Vec<(Rid, Record)> = {
@@ -159,7 +151,7 @@ fn every_sync_point_leaves_a_consistent_ledger() {
     for freeze_at in 1..=total + 1 {
         let backend = CrashBackend::new(freeze_at, Vec::new());
         let images = backend.0.clone();
-        let ledger = Ledger::with_backend(backend).unwrap();
+        let ledger = Ledger::with_storage(backend).unwrap();
         let _ = script(&ledger, &images);
         drop(ledger);
         let crash = images.lock().unwrap().durable.clone();
@@ -167,7 +159,7 @@ fn every_sync_point_leaves_a_consistent_ledger() {
             continue; // nothing was ever durable: there is no file to reopen
         }
         let durable_batches = done.iter().filter(|(syncs, _)| *syncs < freeze_at).count();
-        let reopened = match Ledger::with_backend(CrashBackend::new(usize::MAX, crash)) {
+        let reopened = match Ledger::with_storage(CrashBackend::new(usize::MAX, crash)) {
             Ok(l) => l,
             // A crash while the file itself was being created, before its first commit: no
             // batch was acknowledged, and `Ledger::open` creates files under a temporary name,

@@ -21,7 +21,7 @@ fn references_parse_or_explain() {
         "zzzzzzzzzz",
         "turn:99999999999999999999999",
     ] {
-        let e = parse_ref(bad).unwrap_err();
+        let e = parse_ref(bad).unwrap_err().to_string();
         assert!(e.contains(bad), "{e}");
     }
 }

@@ -1,7 +1,9 @@
 //! The Merkle log: RFC 6962 known answers in SHA-256 mode, differential tests against a naive
 //! recursive reference, mutated proofs, the empty-tree policy, and the ledger's own tree.
 
-use cairn::merkle::*;
+use crate::util::span;
+use cairn::checkpoint::*;
+use cairn::Read;
 use proptest::prelude::*;
 
 fn hx(s: &str) -> Hash {
@@ -552,4 +554,37 @@ fn the_empty_tree_and_size_0_policy() {
         "equal sizes need equal roots"
     );
     assert!(consistency(&t, 6, 5).is_err());
+}
+
+#[test]
+fn the_stored_tree_matches_the_log_at_every_size() {
+    let ledger = cairn::Ledger::in_memory().unwrap();
+    let mut mem = MemTree::new(Scheme::Blake3);
+    for turn in 0..70 {
+        let mut b = ledger.batch().unwrap();
+        let a = b.append(span("s", turn, &format!("turn {turn}"))).unwrap();
+        b.commit().unwrap();
+        mem.push(a.rid.0);
+        let n = turn + 1;
+        assert_eq!(
+            Log::new(&ledger).root_at(n).unwrap(),
+            root(&mem, n).unwrap(),
+            "size {n}"
+        );
+    }
+    let log = Log::new(&ledger);
+    let cp = log.checkpoint().unwrap();
+    assert_eq!(cp.size, 70);
+    for i in [0u64, 1, 33, 63, 64, 69] {
+        let rid = ledger.snapshot().unwrap().rid_at(i).unwrap().unwrap();
+        let p = log.prove_inclusion(rid, None).unwrap();
+        let bytes = ledger.snapshot().unwrap().bytes_at(i).unwrap().unwrap();
+        p.check(&cp, &bytes).unwrap();
+        let older = log.prove_inclusion(rid, Some(i + 1)).unwrap();
+        assert_eq!(older.size, i + 1);
+    }
+    let c = log.prove_consistency(10, 70).unwrap();
+    let old = root(&mem, 10).unwrap();
+    verify_consistency(Scheme::Blake3, 10, 70, &c.hashes, &old, &cp.root).unwrap();
+    assert!(log.prove_consistency(10, 71).is_err());
 }

@@ -1,63 +1,10 @@
 //! The store: append-only, idempotent, link checks, write-once pins, derived facts, verify.
 
-use crate::util::Tmp;
+use crate::util::{claim, pin, span, summary, tables, tamper, verdict, Tmp};
 use cairn::record::*;
-use cairn::store::tables;
 use cairn::{ErrorKind, Ledger, Read};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-
-fn span(stream: &str, turn: u64, text: &str) -> Span {
-    Span {
-        stream: stream.into(),
-        turn,
-        role: Role::User,
-        tool: None,
-        text: text.into(),
-    }
-}
-
-fn claim(stream: &str, text: &str, witnesses: Vec<Rid>) -> Claim {
-    Claim {
-        stream: stream.into(),
-        text: text.into(),
-        origin: Origin::UserSaid,
-        witnesses,
-        actionable: true,
-    }
-}
-
-fn summary(
-    stream: &str,
-    parent: Option<Rid>,
-    author: Author,
-    evicts: Vec<Rid>,
-    claims: Vec<Rid>,
-) -> Summary {
-    Summary {
-        stream: stream.into(),
-        parent,
-        author,
-        budget: 1000,
-        covers: vec![],
-        evicts,
-        claims,
-        self_score: None,
-        reground: false,
-    }
-}
-
-fn pin(stream: &str, name: &str, text: &str) -> Pin {
-    Pin {
-        stream: stream.into(),
-        name: name.into(),
-        items: vec![PinItem {
-            class: PinClass::Prohibition,
-            text: text.into(),
-            witness: None,
-        }],
-    }
-}
 
 #[test]
 fn appending_the_same_record_twice_is_idempotent() {
@@ -295,25 +242,6 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
 }
 
 use redb::ReadableTable;
-
-fn verdict(subject: Rid, admitted: bool) -> Verdict {
-    Verdict {
-        subject,
-        admitted,
-        findings: vec![],
-        claims: vec![],
-        self_score: None,
-        anchored_score: None,
-        policy: [0; 32],
-    }
-}
-
-fn tamper(path: &std::path::Path, f: impl FnOnce(&redb::WriteTransaction)) {
-    let db = redb::Database::open(path).unwrap();
-    let txn = db.begin_write().unwrap();
-    f(&txn);
-    txn.commit().unwrap();
-}
 
 fn small_ledger(t: &Tmp) -> (Rid, u64, Rid) {
     let ledger = Ledger::open(t.db()).unwrap();

@@ -1,6 +1,7 @@
 //! Shared test harness of the library's tests: temporary ledgers and record builders.
 
-use std::path::PathBuf;
+use cairn::record::*;
+use std::path::{Path, PathBuf};
 
 pub struct Tmp {
     pub dir: tempfile::TempDir,
@@ -16,4 +17,84 @@ impl Tmp {
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("ledger.redb")
     }
+}
+
+pub fn span(stream: &str, turn: u64, text: &str) -> Span {
+    Span {
+        stream: stream.into(),
+        turn,
+        role: Role::User,
+        tool: None,
+        text: text.into(),
+    }
+}
+
+pub fn claim(stream: &str, text: &str, witnesses: Vec<Rid>) -> Claim {
+    Claim {
+        stream: stream.into(),
+        text: text.into(),
+        origin: Origin::UserSaid,
+        witnesses,
+        actionable: true,
+    }
+}
+
+pub fn summary(
+    stream: &str,
+    parent: Option<Rid>,
+    author: Author,
+    evicts: Vec<Rid>,
+    claims: Vec<Rid>,
+) -> Summary {
+    Summary {
+        stream: stream.into(),
+        parent,
+        author,
+        budget: 1000,
+        covers: vec![],
+        evicts,
+        claims,
+        self_score: None,
+        reground: false,
+    }
+}
+
+pub fn pin(stream: &str, name: &str, text: &str) -> Pin {
+    Pin {
+        stream: stream.into(),
+        name: name.into(),
+        items: vec![PinItem {
+            class: PinClass::Prohibition,
+            text: text.into(),
+            witness: None,
+        }],
+    }
+}
+
+pub fn verdict(subject: Rid, admitted: bool) -> Verdict {
+    Verdict {
+        subject,
+        admitted,
+        findings: vec![],
+        claims: vec![],
+        self_score: None,
+        anchored_score: None,
+        policy: [0; 32],
+    }
+}
+
+pub fn tamper(path: &Path, f: impl FnOnce(&redb::WriteTransaction)) {
+    let db = redb::Database::open(path).unwrap();
+    let txn = db.begin_write().unwrap();
+    f(&txn);
+    txn.commit().unwrap();
+}
+
+/// The redb tables that tests damaging a file on purpose write to: the store's own definitions
+/// are private, so the tests declare the few they need, by name and type (SPEC.md section 4).
+pub mod tables {
+    use redb::TableDefinition;
+    pub const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
+    pub const LOG: TableDefinition<u64, [u8; 32]> = TableDefinition::new("log");
+    pub const UNANCHORED: TableDefinition<[u8; 32], ()> = TableDefinition::new("unanchored");
 }

@@ -1,7 +1,7 @@
 #![no_main]
 //! The built-in scorer and the classifier on arbitrary text: never panic; scores lie in
 //! [0, 1] and are the same when asked twice (a unit test checks them across cache resets).
-use cairn::gate::classify::classify;
+use cairn::gate::classify;
 use cairn::record::{Rid, Role, Span};
 use cairn::score::{Lexical, Scorer};
 use libfuzzer_sys::fuzz_target;

@@ -2,21 +2,21 @@
 //! appends it, on the state after the append. The outcome is a Verdict record, appended
 //! whether the proposal is admitted or refused. SPEC.md section 8 gives every rule.
 
-pub mod classify;
 mod policy;
 mod sweep;
 
-pub use policy::{Policy, PolicyError};
+pub use policy::Policy;
+pub use crate::store::classify;
 pub use sweep::{sweep, SweepFinding};
 
-use crate::error::{ErrorKind, Result};
+use crate::error::{not_a, ErrorKind, Result};
 use crate::record::{
-    Action, Claim, ClaimStatus, Finding, Origin, PinClass, Record, Reground, Rid, Role, Span,
+    Action, Claim, ClaimStatus, Finding, Kind, Origin, PinClass, Record, Reground, Rid, Role, Span,
     Status, Summary, Verdict, SCORE_ONE,
 };
-use crate::score::text::{content, identifiers, is_hedged};
+use crate::text::{content, identifiers, is_hedged};
 use crate::score::{Scorer, Scores};
-use crate::store::{Appended, Batch, Read};
+use crate::store::{Appended, Batch, Item, Read};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Stable gate names, as used in findings, JSON output and tests.
@@ -436,7 +436,7 @@ impl Gatekeeper {
     fn score(&self, claim: &str, source: &str) -> Result<Scores> {
         self.scorer
             .score(claim, source)
-            .map_err(|e| ErrorKind::Score(e.to_string()).into())
+            .map_err(|e| ErrorKind::Score(e).into())
     }
 
     /// The share of a claim's words a span must hold to be scored against it: low enough
@@ -470,7 +470,8 @@ impl Gatekeeper {
     pub fn reground(&self, batch: &mut Batch, claim: Rid) -> Result<RegroundOutcome> {
         let mut view = View::new(&*batch);
         let Some(c) = view.claim(claim)? else {
-            return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
+            let found = view.read.kind_of(&claim)?;
+            return Err(not_a(claim, Kind::Claim, found));
         };
         let (spans, _) = view.ancestry(claim)?;
         drop(view);
@@ -1078,7 +1079,7 @@ fn recorded(
             regrounded,
             anchored_score: v.anchored_score.map(crate::record::score_to_unit),
         }),
-        _ => Err(ErrorKind::NotFound(format!("{verdict} (the verdict of {})", subject.rid)).into()),
+        _ => Err(not_a(verdict, Kind::Verdict, batch.kind_of(&verdict)?)),
     }
 }
 
@@ -1153,7 +1154,7 @@ pub(crate) fn unpinned<R: Read>(
     read: &R,
     stream: &str,
     pins: &[(String, crate::record::PinItem)],
-) -> Result<Vec<classify::Item>> {
+) -> Result<Vec<Item>> {
     let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p)| p.witness).collect();
     let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p)| key_words(&p.text)).collect();
     let mut out = Vec::new();
@@ -1171,7 +1172,7 @@ pub(crate) fn unpinned<R: Read>(
 
 /// A pin of classifier items, each witnessed by the span it was found in: what
 /// `cairn pin --auto` writes.
-pub fn pin_of(stream: &str, name: &str, items: &[classify::Item]) -> crate::record::Pin {
+pub fn pin_of(stream: &str, name: &str, items: &[Item]) -> crate::record::Pin {
     crate::record::Pin {
         stream: stream.to_string(),
         name: name.to_string(),
@@ -1188,12 +1189,12 @@ pub fn pin_of(stream: &str, name: &str, items: &[classify::Item]) -> crate::reco
 
 /// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
 /// batch: what `cairn pin --auto` pins.
-pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<classify::Item>> {
+pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<Item>> {
     let pins = pinned_items(read, stream)?;
     unpinned(read, stream, &pins)
 }
 
-pub(crate) fn unpinned_message(stream: &str, items: &[classify::Item]) -> String {
+pub(crate) fn unpinned_message(stream: &str, items: &[Item]) -> String {
     let shown: Vec<String> = items
         .iter()
         .take(5)

@@ -1,6 +1,7 @@
 //! Gate thresholds. Defaults come from the seeds; a TOML file can change them, and the hash of
 //! the policy in force (with the scorer's id) is recorded in every verdict.
 
+use crate::error::{PolicyError, PolicyProblem};
 use std::collections::BTreeMap;
 
 /// The thresholds the gates use.
@@ -39,16 +40,6 @@ impl Default for Policy {
     }
 }
 
-/// Why a policy file was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("policy {source_name}: {reason}")]
-pub struct PolicyError {
-    /// The file name, for messages.
-    pub source_name: String,
-    /// What is wrong.
-    pub reason: String,
-}
-
 const KEYS: &[&str] = &[
     "fabrication_similarity",
     "raw_entailment",
@@ -63,19 +54,19 @@ impl Policy {
     /// Reads a TOML policy: any of the keys above, each a number (`max_depth` an integer);
     /// missing keys keep their defaults, unknown keys are refused.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Policy, PolicyError> {
-        let err = |reason: String| PolicyError {
+        let err = |problem: PolicyProblem| PolicyError {
             source_name: source_name.to_string(),
-            reason,
+            problem,
         };
         let table: BTreeMap<String, toml::Value> =
-            toml::from_str(text).map_err(|e| err(format!("not valid TOML: {e}")))?;
+            toml::from_str(text).map_err(|e| err(PolicyProblem::Toml(e.to_string())))?;
         let mut p = Policy::default();
         for (key, value) in &table {
             if key == "max_depth" {
                 p.max_depth = value
                     .as_integer()
                     .and_then(|v| u32::try_from(v).ok())
-                    .ok_or_else(|| err("`max_depth` must be a non-negative integer".into()))?;
+                    .ok_or_else(|| err(PolicyProblem::MaxDepth))?;
                 continue;
             }
             let slot = match key.as_str() {
@@ -86,17 +77,17 @@ impl Policy {
                 "fidelity" => &mut p.fidelity,
                 "prohibition_match" => &mut p.prohibition_match,
                 other => {
-                    return Err(err(format!(
-                        "unknown key `{other}`; the keys are {}",
-                        KEYS.join(", ")
-                    )))
+                    return Err(err(PolicyProblem::UnknownKey {
+                        key: other.to_string(),
+                        known: KEYS.join(", "),
+                    }))
                 }
             };
             *slot = value
                 .as_float()
                 .or_else(|| value.as_integer().map(|i| i as f64))
                 .filter(|v| (0.0..=1.0).contains(v))
-                .ok_or_else(|| err(format!("`{key}` must be a number from 0 to 1")))?;
+                .ok_or_else(|| err(PolicyProblem::Threshold(key.clone())))?;
         }
         Ok(p)
     }

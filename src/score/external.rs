@@ -2,7 +2,7 @@
 //! `{"claim":..,"source":..}` on the command's stdin and reads one line
 //! `{"entailment":..,"contradiction":..,"similarity":..}` from its stdout.
 
-use super::{ScoreError, Scorer, Scores};
+use super::{ScoreError, ScoreProblem, Scorer, Scores};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -46,10 +46,10 @@ impl External {
         }
     }
 
-    fn fail(&self, reason: impl Into<String>) -> ScoreError {
+    fn fail(&self, problem: ScoreProblem) -> ScoreError {
         ScoreError {
             scorer: self.id.clone(),
-            reason: reason.into(),
+            problem,
         }
     }
 
@@ -61,10 +61,15 @@ impl External {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .map_err(|e| self.fail(format!("cannot start `{}`: {e}", self.command)))?;
+            .map_err(|e| {
+                self.fail(ScoreProblem::Start {
+                    command: self.command.clone(),
+                    reason: e.to_string(),
+                })
+            })?;
         let (stdin, stdout) = match (child.stdin.take(), child.stdout.take()) {
             (Some(i), Some(o)) => (i, o),
-            _ => return Err(self.fail("its standard input or output is not a pipe")),
+            _ => return Err(self.fail(ScoreProblem::NotPiped)),
         };
         let (tx, rx) = channel();
         std::thread::spawn(move || {
@@ -83,15 +88,21 @@ impl External {
 
     fn parse(&self, line: &str) -> Result<Scores, ScoreError> {
         let v: Value = serde_json::from_str(line)
-            .map_err(|e| self.fail(format!("it answered {line:?}, which is not JSON: {e}")))?;
-        let field = |name: &str| -> Result<f64, ScoreError> {
+            .map_err(|e| {
+            self.fail(ScoreProblem::NotJson {
+                answer: line.to_string(),
+                reason: e.to_string(),
+            })
+        })?;
+        let field = |name: &'static str| -> Result<f64, ScoreError> {
             v.get(name)
                 .and_then(Value::as_f64)
                 .filter(|x| (0.0..=1.0).contains(x))
                 .ok_or_else(|| {
-                    self.fail(format!(
-                        "its answer {line:?} lacks `{name}` as a number from 0 to 1"
-                    ))
+                    self.fail(ScoreProblem::Field {
+                        answer: line.to_string(),
+                        field: name,
+                    })
                 })
         };
         Ok(Scores {
@@ -111,12 +122,12 @@ impl Scorer for External {
         let mut guard = self
             .inner
             .lock()
-            .map_err(|_| self.fail("an earlier call panicked"))?;
+            .map_err(|_| self.fail(ScoreProblem::Poisoned))?;
         if guard.is_none() {
             *guard = Some(self.start()?);
         }
         let Some(r) = guard.as_mut() else {
-            return Err(self.fail("it is not running"));
+            return Err(self.fail(ScoreProblem::Exited { status: None }));
         };
         let request = json!({"claim": claim, "source": source}).to_string();
         let sent = writeln!(r.stdin, "{request}").and_then(|_| r.stdin.flush());
@@ -124,20 +135,22 @@ impl Scorer for External {
             // It may have answered, then exited, before reading: report what it said.
             Err(e) => match r.lines.recv_timeout(Duration::from_millis(200)) {
                 Ok(Ok(line)) => self.parse(&line),
-                _ => Err(self.fail(format!("it stopped reading its input ({e}); did it exit?"))),
+                _ => Err(self.fail(ScoreProblem::StoppedReading {
+                    reason: e.to_string(),
+                })),
             },
             Ok(()) => match r.lines.recv_timeout(self.timeout) {
                 Ok(Ok(line)) => self.parse(&line),
-                Ok(Err(e)) => Err(self.fail(format!("reading its output failed: {e}"))),
-                Err(RecvTimeoutError::Timeout) => Err(self.fail(format!(
-                    "it gave no answer within {} ms; raise --scorer-timeout-ms or fix the command",
-                    self.timeout.as_millis()
-                ))),
+                Ok(Err(e)) => Err(self.fail(ScoreProblem::Read {
+                    reason: e.to_string(),
+                })),
+                Err(RecvTimeoutError::Timeout) => Err(self.fail(ScoreProblem::Timeout {
+                    ms: self.timeout.as_millis(),
+                })),
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = r.child.try_wait().ok().flatten();
-                    Err(self.fail(match status {
-                        Some(s) => format!("it exited ({s}) without answering"),
-                        None => "it closed its output without answering".to_string(),
+                    Err(self.fail(ScoreProblem::Exited {
+                        status: status.map(|s| s.to_string()),
                     }))
                 }
             },

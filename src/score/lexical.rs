@@ -10,7 +10,7 @@
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
-use super::text::{
+use crate::text::{
     for_each_word, identifiers, says_not_sure, sentences, stem, Fnv, IdKind, Ident, ANTONYMS,
     FAILURES, HEDGES, NEGATIONS, STOP,
 };

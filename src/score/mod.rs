@@ -6,8 +6,8 @@
 
 mod external;
 mod lexical;
-pub mod text;
 
+pub use crate::error::{ScoreError, ScoreProblem};
 pub use external::External;
 pub(crate) use lexical::{prefix_keys, Prefixes};
 pub use lexical::{Lexical, TOPIC};
@@ -21,16 +21,6 @@ pub struct Scores {
     pub contradiction: f64,
     /// How close the claim is to the source's topic and wording, whatever the direction.
     pub similarity: f64,
-}
-
-/// Why a scorer could not score.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("scorer {scorer} failed: {reason}")]
-pub struct ScoreError {
-    /// The scorer's id.
-    pub scorer: String,
-    /// What went wrong, and what to do.
-    pub reason: String,
 }
 
 /// A scorer. Implementations must be deterministic for a given id: gate verdicts and

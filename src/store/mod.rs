@@ -1,11 +1,15 @@
 //! The ledger on redb: one file, append-only, with facts derived at append time.
 
+mod backend;
 mod read;
-pub mod tables;
+mod tables;
 mod verify;
 
-pub use read::{Opened, Read, SnapshotTx, Tx};
-pub use tables::{Facts, StreamState};
+pub use backend::Storage;
+pub(crate) use read::sealed::Sealed;
+pub use read::Read;
+use read::SnapshotTx;
+pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
 use crate::error::{ErrorKind, Result};
@@ -22,7 +26,9 @@ use std::path::{Path, PathBuf};
 use tables::*;
 
 /// Perfect-subtree hashes of a ledger state, for the Merkle log.
-pub struct StoreNodes<'a, R: Read>(pub &'a R);
+pub(crate) struct StoreNodes<'a, R: Read>(pub &'a R);
+
+impl<R: Read> crate::merkle::sealed::Sealed for StoreNodes<'_, R> {}
 
 impl<R: Read> Nodes for StoreNodes<'_, R> {
     fn scheme(&self) -> Scheme {
@@ -33,10 +39,8 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
         let found = if level == 0 {
             self.0.rid_at(index)?.map(|r| r.0)
         } else {
-            let table = self.0.tx().table(MERKLE)?;
-            let level = u8::try_from(level).unwrap_or(u8::MAX);
-            let hash = table.get((level, index))?.map(|g| g.value());
-            hash
+            self.0
+                .subtree(u8::try_from(level).unwrap_or(u8::MAX), index)?
         };
         found.ok_or_else(|| {
             ErrorKind::CorruptFile {
@@ -83,19 +87,23 @@ pub struct Appended {
     pub new: bool,
 }
 
-impl Read for Snapshot {
+impl Sealed for Snapshot {
     type X = SnapshotTx;
     fn tx(&self) -> &SnapshotTx {
         &self.txn
     }
 }
 
-impl Read for Batch {
+impl Read for Snapshot {}
+
+impl Sealed for Batch {
     type X = WriteTransaction;
     fn tx(&self) -> &WriteTransaction {
         &self.txn
     }
 }
+
+impl Read for Batch {}
 
 fn open_error(path: &Path, e: DatabaseError) -> crate::Error {
     match e {
@@ -229,12 +237,12 @@ impl Ledger {
         Ok(ledger)
     }
 
-    /// A ledger on any redb storage backend: for fault injection in tests (a backend that
+    /// A ledger on storage of the caller's own: for fault injection in tests (storage that
     /// loses writes after a chosen sync, say).
-    pub fn with_backend(backend: impl redb::StorageBackend) -> Result<Ledger> {
+    pub fn with_storage(storage: impl Storage) -> Result<Ledger> {
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
-            .create_with_backend(backend)
+            .create_with_backend(backend::Backend(storage))
             .map_err(|e| open_error(Path::new(":backend:"), e))?;
         let ledger = Ledger {
             db,
@@ -493,6 +501,14 @@ impl Batch {
         self.append(record)
     }
 
+    /// Records the size and root of a checkpoint just signed over this ledger.
+    pub(crate) fn record_signed(&mut self, size: u64, root: [u8; 32]) -> Result<()> {
+        let mut meta = self.txn.open_table(META)?;
+        meta.insert("signed_size", size.to_le_bytes().as_slice())?;
+        meta.insert("signed_root", root.as_slice())?;
+        Ok(())
+    }
+
     /// Makes every append of the batch durable at once.
     pub fn commit(self) -> Result<()> {
         Ok(self.txn.commit()?)
@@ -659,14 +675,12 @@ impl Batch {
                 self.txn
                     .open_table(TURNS)?
                     .insert((s.stream.as_str(), s.turn), rid.0)?;
-                let items = crate::gate::classify::classify(rid, s);
+                let items = classify(rid, s);
                 if !items.is_empty() {
                     let mut table = self.txn.open_table(ITEMS)?;
-                    for (k, item) in items.iter().enumerate().take(usize::from(u8::MAX)) {
-                        let mut v = vec![item.class as u8];
-                        v.extend_from_slice(&rid.0);
-                        v.extend_from_slice(item.text.as_bytes());
-                        table.insert((s.stream.as_str(), s.turn, k as u8), v.as_slice())?;
+                    for (k, item) in items.into_iter().enumerate().take(usize::from(u8::MAX)) {
+                        let key = (s.stream.as_str(), s.turn, k as u8);
+                        table.insert(key, item.to_bytes().as_slice())?;
                     }
                 }
                 self.update_stream(&s.stream, |st| st.spans += 1)?;

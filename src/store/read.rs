@@ -1,7 +1,7 @@
 //! Reads that work the same inside a read snapshot and inside a write batch.
 
 use super::tables::*;
-use crate::error::{ErrorKind, Result};
+use crate::error::{ErrorKind, RefError, Result};
 use crate::record::{decode, Kind, Record, Rid};
 use redb::{
     Key, MultimapTableDefinition, MultimapTableHandle, ReadOnlyMultimapTable, ReadOnlyTable,
@@ -13,7 +13,7 @@ use std::ops::Deref;
 use std::sync::{Arc, Mutex};
 
 /// A transaction that tables can be read through: a snapshot's [`SnapshotTx`] or a batch's
-/// [`WriteTransaction`]. Implemented for those two only.
+/// [`WriteTransaction`]. Implemented for those two only; private to the store.
 pub trait Tx {
     /// The table handle it gives.
     type T<'a, K: Key + 'static, V: Value + 'static>: Deref<Target: ReadableTable<K, V>>
@@ -56,7 +56,7 @@ impl SnapshotTx {
     }
 
     /// The redb transaction itself.
-    pub(crate) fn raw(&self) -> &ReadTransaction {
+    pub(super) fn raw(&self) -> &ReadTransaction {
         &self.txn
     }
 
@@ -129,14 +129,22 @@ impl Tx for WriteTransaction {
     }
 }
 
-/// Read access to a ledger state: a committed [`Snapshot`](crate::Snapshot) or an open
-/// [`Batch`](crate::Batch), which sees its own appends.
-pub trait Read {
-    /// The transaction type underneath.
-    type X: Tx;
-    /// The transaction underneath.
-    fn tx(&self) -> &Self::X;
+/// The seal on [`Read`]: only the store's own [`Snapshot`](crate::Snapshot) and
+/// [`Batch`](crate::Batch) implement it, and only the store sees the transaction underneath.
+pub(crate) mod sealed {
+    /// The transaction a ledger state reads through.
+    pub trait Sealed {
+        /// The transaction type underneath.
+        type X: super::Tx;
+        /// The transaction underneath.
+        fn tx(&self) -> &Self::X;
+    }
+}
 
+/// Read access to a ledger state: a committed [`Snapshot`](crate::Snapshot) or an open
+/// [`Batch`](crate::Batch), which sees its own appends. Sealed: no type outside cairn
+/// implements it, so every read goes through the ledger's own checks.
+pub trait Read: sealed::Sealed {
     /// The number of records in the log.
     fn len(&self) -> Result<u64> {
         Ok(self.tx().table(LOG)?.len()?)
@@ -309,30 +317,13 @@ pub trait Read {
     }
 
     /// The decision-relevant items the classifier found in a stream's spans, in turn order.
-    fn items(&self, stream: &str) -> Result<Vec<crate::gate::classify::Item>> {
-        use crate::record::PinClass;
+    fn items(&self, stream: &str) -> Result<Vec<Item>> {
         let table = self.tx().table(ITEMS)?;
         let mut out = Vec::new();
         for entry in table.range((stream, 0, 0)..=(stream, u64::MAX, u8::MAX))? {
             let (k, v) = entry?;
             let (_, turn, _) = k.value();
-            let v = v.value();
-            if v.len() < 33 {
-                continue;
-            }
-            let class = match v[0] {
-                0 => PinClass::Prohibition,
-                1 => PinClass::Commitment,
-                2 => PinClass::FailedAttempt,
-                _ => PinClass::Entity,
-            };
-            let span = Rid(v[1..33].try_into().unwrap_or([0; 32]));
-            out.push(crate::gate::classify::Item {
-                span,
-                turn,
-                class,
-                text: String::from_utf8_lossy(&v[33..]).into_owned(),
-            });
+            out.extend(Item::from_bytes(turn, v.value()));
         }
         Ok(out)
     }
@@ -461,15 +452,32 @@ pub trait Read {
         Ok(out)
     }
 
+    /// The stored hash of the perfect subtree at `level` (1 or more), `index`, of the Merkle
+    /// log; level 0 is the log itself ([`Read::rid_at`]).
+    fn subtree(&self, level: u8, index: u64) -> Result<Option<[u8; 32]>> {
+        Ok(self.tx().table(MERKLE)?.get((level, index))?.map(|g| g.value()))
+    }
+
+    /// The size and root of the last checkpoint signed over this ledger, as the ledger records
+    /// it: `(0, None)` before the first.
+    fn last_signed(&self) -> Result<(u64, Option<[u8; 32]>)> {
+        let meta = self.tx().table(META)?;
+        let size = meta
+            .get("signed_size")?
+            .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
+            .map(u64::from_le_bytes);
+        let root = meta
+            .get("signed_root")?
+            .and_then(|g| <[u8; 32]>::try_from(g.value()).ok());
+        Ok((size.unwrap_or(0), root))
+    }
+
     /// Resolves a full rid or a unique hex prefix of at least 8 characters.
     fn resolve(&self, text: &str) -> Result<Rid> {
-        let nibbles = crate::record::rid::hex_nibbles(text)
-            .map_err(|_| ErrorKind::NotFound(format!("{text} (a rid is written in hex digits)")))?;
+        let not_a_rid = || ErrorKind::Reference(RefError::NotARid(text.to_string()));
+        let nibbles = crate::record::rid::hex_nibbles(text).map_err(|_| not_a_rid())?;
         if nibbles.len() > 64 || nibbles.len() < 8 {
-            return Err(ErrorKind::NotFound(format!(
-                "{text} (give the full 64 hex digits, or a unique prefix of 8 or more)"
-            ))
-            .into());
+            return Err(not_a_rid().into());
         }
         let mut lo = [0u8; 32];
         let mut hi = [0xffu8; 32];

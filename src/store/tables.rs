@@ -1,7 +1,11 @@
 //! The redb tables and the small fixed-layout values stored in them. SPEC.md section 4 lists
 //! them with their invariants.
 
-use crate::record::Rid;
+use crate::record::{PinClass, Rid, Role, Span};
+use crate::text::{
+    self,
+    classify::{Class, Found, Voice},
+};
 use redb::{MultimapTableDefinition, TableDefinition};
 
 /// Log index -> canonical record bytes. The records are keyed by log index (see SPEC.md, "Why
@@ -100,5 +104,85 @@ impl StreamState {
     /// Spans still in the agent's window.
     pub fn window(&self) -> u64 {
         self.spans - self.evicted
+    }
+}
+
+/// One decision-relevant item the classifier found in a raw span, as the `items` table holds
+/// it: what `cairn pin --auto` pins and `unpinned-reference` counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// The span it was found in.
+    pub span: Rid,
+    /// That span's turn.
+    pub turn: u64,
+    /// What kind of item.
+    pub class: PinClass,
+    /// The sentence or line that states it.
+    pub text: String,
+}
+
+/// The decision-relevant items the classifier finds in a span: what the store keeps in its
+/// `items` table when the span is appended (SPEC.md section 8.3).
+///
+/// ```
+/// use cairn::record::{Rid, Role, Span, PinClass};
+/// let span = Span { stream: "s1".into(), turn: 7, role: Role::User, tool: None,
+///                   text: "Never run DROP TABLE on production.".into() };
+/// let items = cairn::gate::classify(Rid([0; 32]), &span);
+/// assert_eq!(items[0].class, PinClass::Prohibition);
+/// assert_eq!(items[0].turn, 7);
+/// ```
+pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
+    let voice = match span.role {
+        Role::User => Voice::User,
+        Role::Assistant => Voice::Assistant,
+        Role::Tool => Voice::Tool,
+        Role::System => Voice::System,
+    };
+    text::classify::classify(voice, &span.text)
+        .into_iter()
+        .map(|found| Item::found(rid, span.turn, found))
+        .collect()
+}
+
+impl Item {
+    /// The item the classifier found in span `span` of turn `turn`.
+    fn found(span: Rid, turn: u64, found: Found) -> Item {
+        let class = match found.class {
+            Class::Prohibition => PinClass::Prohibition,
+            Class::Commitment => PinClass::Commitment,
+            Class::FailedAttempt => PinClass::FailedAttempt,
+        };
+        Item {
+            span,
+            turn,
+            class,
+            text: found.text,
+        }
+    }
+
+    /// The stored form: `[class byte, span rid (32 bytes), text...]`.
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut v = vec![self.class as u8];
+        v.extend_from_slice(&self.span.0);
+        v.extend_from_slice(self.text.as_bytes());
+        v
+    }
+
+    /// Reads the stored form of the item found in turn `turn`; `None` when it is too short.
+    pub(crate) fn from_bytes(turn: u64, v: &[u8]) -> Option<Item> {
+        let class = match *v.first()? {
+            0 => PinClass::Prohibition,
+            1 => PinClass::Commitment,
+            2 => PinClass::FailedAttempt,
+            _ => PinClass::Entity,
+        };
+        let span = Rid(v.get(1..33)?.try_into().ok()?);
+        Some(Item {
+            span,
+            turn,
+            class,
+            text: String::from_utf8_lossy(&v[33..]).into_owned(),
+        })
     }
 }

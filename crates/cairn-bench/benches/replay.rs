@@ -116,7 +116,7 @@ fn main() {
     );
 
     let t = Instant::now();
-    let html = cairn::report::html(&snap, "s").expect("report");
+    let html = cairn::replay::html(&snap, "s").expect("report");
     println!(
         "report: {} bytes, built in {:.1} ms",
         html.len(),

@@ -3,8 +3,7 @@
 use crate::{open_existing, view, Failure};
 use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, RegroundOutcome};
 use cairn::ingest::{parse_ref, resolve};
-use cairn::Ledger;
-use cairn::Read;
+use cairn::{Error, Ledger};
 use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -98,8 +97,8 @@ pub fn reground(
 ) -> Result<u8, Failure> {
     let ledger: Ledger = open_existing(db, false)?;
     let mut batch = ledger.batch()?;
-    let r = parse_ref(reference).map_err(Failure::usage)?;
-    let claim = resolve(&batch, stream, &r).map_err(Failure::usage)?[0];
+    let r = parse_ref(reference).map_err(Error::from)?;
+    let claim = resolve(&batch, stream, &r)?[0];
     let outcome = gate.reground(&mut batch, claim)?;
     batch.commit()?;
     let (code, v) = match &outcome {
@@ -174,8 +173,8 @@ pub fn why(
 ) -> Result<u8, Failure> {
     let ledger = view(db, as_of)?;
     let snap = ledger.snapshot()?;
-    let r = parse_ref(reference).map_err(Failure::usage)?;
-    let batchless = resolve_in(&snap, stream, &r)?;
+    let r = parse_ref(reference).map_err(Error::from)?;
+    let batchless = resolve_claim(&snap, stream, &r)?;
     let why = cairn::replay::why(&snap, batchless)?;
     if as_json {
         println!("{}", why.to_json());
@@ -185,29 +184,15 @@ pub fn why(
     Ok(0)
 }
 
-/// Resolves a reference against a snapshot: a rid or prefix, or prior:N of a stream's head.
-fn resolve_in(
+/// Resolves a reference to one claim: a rid or prefix, or prior:N of a stream's head.
+fn resolve_claim(
     snap: &cairn::Snapshot,
     stream: Option<&str>,
     r: &cairn::ingest::Ref,
 ) -> Result<cairn::record::Rid, Failure> {
     use cairn::ingest::Ref;
     match r {
-        Ref::Hex(h) => Ok(snap.resolve(h)?),
-        Ref::Prior(n) => {
-            let s = stream.ok_or_else(|| Failure::usage("prior:N needs --stream"))?;
-            let head = snap.head(s)?.ok_or_else(|| {
-                Failure::usage(format!(
-                    "stream {s} has no head summary, so prior:{n} names nothing"
-                ))
-            })?;
-            match snap.get(&head)? {
-                Some(cairn::record::Record::Summary(sum)) => sum.claims.get(*n).copied().ok_or_else(|| {
-                    Failure::usage(format!("prior:{n} is out of range: the head summary of stream {s} has {} claims", sum.claims.len()))
-                }),
-                _ => Err(Failure::usage(format!("the head of stream {s} is not a summary"))),
-            }
-        }
+        Ref::Hex(_) | Ref::Prior(_) => Ok(resolve(snap, stream, r)?[0]),
         _ => Err(Failure::usage(
             "why takes a claim: a rid, a prefix of 8 or more hex digits, or prior:N with --stream",
         )),
@@ -227,7 +212,7 @@ pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Res
 
 pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     let ledger = open_existing(db, false)?;
-    let html = cairn::report::html(&ledger.snapshot()?, stream)?;
+    let html = cairn::replay::html(&ledger.snapshot()?, stream)?;
     std::fs::write(output, &html)
         .map_err(|e| Failure::usage(format!("cannot write {}: {e}", output.display())))?;
     println!(

@@ -3,7 +3,7 @@
 use crate::Failure;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, read_line, LineError, LineRead, LineResult, MAX_LINE_BYTES};
-use cairn::json::line_result;
+use cairn::ingest::line_result;
 use cairn::Ledger;
 use std::io::{BufRead, BufReader, Read as _, Write};
 use std::path::Path;

@@ -12,7 +12,8 @@ mod tlog;
 use cairn::gate::{Gatekeeper, Policy};
 use cairn::record::Kind;
 use cairn::score::{External, Lexical, Scorer};
-use cairn::{Error, Ledger, Read};
+use cairn::score::{ScoreError, ScoreProblem};
+use cairn::{Error, ErrorKind, Ledger, Read, RefError};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -216,11 +217,35 @@ impl Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
+        let message = match advice(&e) {
+            Some(a) => format!("{e} ({a})"),
+            None => e.to_string(),
+        };
         Failure {
             code: if e.is_integrity() { 3 } else { 2 },
-            message: e.to_string(),
+            message,
         }
     }
+}
+
+/// What to do about a library error on the command line: the flag to give or the command to
+/// run. The library's messages speak of ledgers, records and sizes; this adds the `cairn` words.
+fn advice(e: &Error) -> Option<&'static str> {
+    Some(match e.kind() {
+        ErrorKind::Storage(_) | ErrorKind::CorruptFile { .. } | ErrorKind::CorruptRecord { .. } => {
+            "`cairn verify` checks the ledger"
+        }
+        ErrorKind::Locked(_) => "or give another --db",
+        ErrorKind::NotALedger { .. } => "point --db at a cairn ledger or a new path",
+        ErrorKind::AsOf { .. } => "--as-of counts records, as `cairn stats` shows them",
+        ErrorKind::Policy(_) => "or drop --policy to use the defaults",
+        ErrorKind::Reference(RefError::NeedsStream) => "give --stream",
+        ErrorKind::Score(ScoreError {
+            problem: ScoreProblem::Timeout { .. },
+            ..
+        }) => "raise --scorer-timeout-ms, or fix the command",
+        _ => return None,
+    })
 }
 
 type Outcome = Result<u8, Failure>;
@@ -258,7 +283,7 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
             let text = std::fs::read_to_string(p)
                 .map_err(|e| Failure::usage(format!("cannot read policy {}: {e}", p.display())))?;
             Policy::from_toml(&text, &p.display().to_string())
-                .map_err(|e| Failure::usage(format!("{e}; fix the file or drop --policy")))?
+                .map_err(|e| Failure::from(Error::from(e)))?
         }
     };
     let scorer: Box<dyn Scorer> = match &cli.scorer_cmd {
@@ -504,12 +529,12 @@ fn export(path: &Path, format: Format, stream: Option<&str>, as_of: Option<u64>)
     // A closed pipe (`cairn export | head`) ends the export quietly.
     match format {
         Format::Json => {
-            for (index, rid, record) in cairn::graph::records(&snap, stream)? {
-                let _ = writeln!(out, "{}", cairn::json::export_line(index, rid, &record));
+            for (index, rid, record) in cairn::replay::records(&snap, stream)? {
+                let _ = writeln!(out, "{}", cairn::ingest::export_line(index, rid, &record));
             }
         }
         Format::Dot => {
-            let _ = out.write_all(cairn::graph::dot(&snap, stream)?.as_bytes());
+            let _ = out.write_all(cairn::replay::dot(&snap, stream)?.as_bytes());
         }
     }
     let _ = out.flush();
@@ -526,7 +551,7 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
             verdicts.push(json!({
                 "line": r.line, "kind": r.kind.name(), "rid": r.rid.to_hex(),
                 "verdict": if o.admitted { "admitted" } else { "refused" },
-                "findings": o.findings.iter().map(cairn::json::finding).collect::<Vec<_>>(),
+                "findings": o.findings.iter().map(cairn::ingest::finding).collect::<Vec<_>>(),
             }));
         }
     })?;

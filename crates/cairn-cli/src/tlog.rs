@@ -11,7 +11,7 @@ fn read(path: &Path, what: &str) -> Result<String, Failure> {
         .map_err(|e| Failure::usage(format!("cannot read {what} {}: {e}", path.display())))
 }
 
-fn bad(e: cairn::checkpoint::CheckError) -> Failure {
+fn bad(e: cairn::CheckError) -> Failure {
     Failure::usage(e.to_string())
 }
 

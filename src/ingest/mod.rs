@@ -18,7 +18,11 @@
 //! # Ok(()) }
 //! ```
 
-use crate::error::{Error, ErrorKind};
+mod json;
+
+pub use json::{export_line, finding, line_result};
+
+use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
@@ -586,26 +590,25 @@ pub enum Ref {
 }
 
 /// Parses a reference: `turn:N`, `turn:A..turn:B`, `prior:N`, or hex.
-pub fn parse_ref(s: &str) -> Result<Ref, String> {
-    let number = |t: &str, what: &str| -> Result<u64, String> {
+pub fn parse_ref(s: &str) -> Result<Ref, RefError> {
+    let number = |t: &str, prefix: &'static str| -> Result<u64, RefError> {
         if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!(
-                "{s:?} is not a reference: {what} must be followed by a decimal number"
-            ));
+            return Err(RefError::NotANumber {
+                reference: s.to_string(),
+                prefix,
+            });
         }
         t.parse::<u64>()
-            .map_err(|_| format!("{s:?} is not a reference: the number is too large"))
+            .map_err(|_| RefError::TooLarge(s.to_string()))
     };
     if let Some(rest) = s.strip_prefix("turn:") {
         if let Some((a, b)) = rest.split_once("..") {
-            let b = b.strip_prefix("turn:").ok_or_else(|| {
-                format!("{s:?} is not a reference: write a range as turn:A..turn:B")
-            })?;
+            let b = b
+                .strip_prefix("turn:")
+                .ok_or_else(|| RefError::RangeForm(s.to_string()))?;
             let (a, b) = (number(a, "turn:")?, number(b, "turn:")?);
             if a > b {
-                return Err(format!(
-                    "{s:?} is an empty range: the first turn is after the last"
-                ));
+                return Err(RefError::EmptyRange(s.to_string()));
             }
             return Ok(Ref::Range(a, b));
         }
@@ -615,62 +618,58 @@ pub fn parse_ref(s: &str) -> Result<Ref, String> {
         let n = number(rest, "prior:")?;
         return usize::try_from(n)
             .map(Ref::Prior)
-            .map_err(|_| format!("{s:?} is not a reference: the number is too large"));
+            .map_err(|_| RefError::TooLarge(s.to_string()));
     }
     if s.len() >= 8 && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(Ref::Hex(s.to_ascii_lowercase()));
     }
-    Err(format!(
-        "{s:?} is not a reference; use turn:N, turn:A..turn:B, prior:N, or a rid (64 hex digits, or a unique prefix of 8 or more)"
-    ))
+    Err(RefError::Unknown(s.to_string()))
 }
 
-/// Resolves a reference to the records it names, against the batch's current state.
-pub fn resolve(batch: &Batch, stream: Option<&str>, r: &Ref) -> Result<Vec<Rid>, String> {
-    let need_stream = || {
-        stream.ok_or_else(|| {
-            "turn: and prior: references need the line's `stream` field; add it, or use a rid"
-                .to_string()
-        })
-    };
-    let store = |e: Error| e.to_string();
+/// Resolves a reference to the records it names, against a ledger state (a batch sees its own
+/// appends). `turn:` and `prior:` need the stream they count in.
+pub fn resolve<R: Read>(read: &R, stream: Option<&str>, r: &Ref) -> Result<Vec<Rid>, Error> {
+    let need_stream = || stream.ok_or(RefError::NeedsStream);
     match r {
         Ref::Turn(n) => {
             let s = need_stream()?;
-            batch
-                .turn(s, *n)
-                .map_err(store)?
-                .map(|rid| vec![rid])
-                .ok_or_else(|| {
-                    format!("turn:{n} names no span in stream {s}; ingest that span first")
-                })
+            let rid = read.turn(s, *n)?.ok_or_else(|| RefError::NoTurn {
+                stream: s.to_string(),
+                turn: *n,
+            })?;
+            Ok(vec![rid])
         }
         Ref::Range(a, b) => {
             let s = need_stream()?;
-            let spans = batch.turns(s, *a, *b).map_err(store)?;
+            let spans = read.turns(s, *a, *b)?;
             if spans.is_empty() {
-                return Err(format!("turn:{a}..turn:{b} names no span in stream {s}"));
+                return Err(RefError::NoTurns {
+                    stream: s.to_string(),
+                    first: *a,
+                    last: *b,
+                }
+                .into());
             }
             Ok(spans.into_iter().map(|(_, rid)| rid).collect())
         }
         Ref::Prior(n) => {
             let s = need_stream()?;
-            let head = batch.head(s).map_err(store)?.ok_or_else(|| {
-                format!("prior:{n} needs a head summary, and stream {s} has none yet")
+            let no_head = || RefError::NoHead {
+                stream: s.to_string(),
+                n: *n,
+            };
+            let head = read.head(s)?.ok_or_else(no_head)?;
+            let Some(Record::Summary(sum)) = read.get(&head)? else {
+                return Err(no_head().into());
+            };
+            let rid = sum.claims.get(*n).copied().ok_or(RefError::PriorOutOfRange {
+                stream: s.to_string(),
+                n: *n,
+                claims: sum.claims.len(),
             })?;
-            match batch.get(&head).map_err(store)? {
-                Some(Record::Summary(sum)) => sum.claims.get(*n).copied().ok_or_else(|| {
-                    format!(
-                        "prior:{n} is out of range: the head summary of stream {s} has {} claims (prior:0 to prior:{})",
-                        sum.claims.len(),
-                        sum.claims.len().saturating_sub(1)
-                    )
-                }),
-                _ => Err(format!("the head of stream {s} is not a summary")),
-            }
-            .map(|rid| vec![rid])
+            Ok(vec![rid])
         }
-        Ref::Hex(h) => batch.resolve(h).map(|rid| vec![rid]).map_err(store),
+        Ref::Hex(h) => Ok(vec![read.resolve(h)?]),
     }
 }
 
@@ -696,14 +695,14 @@ fn one_ref_value(
             format!("expected a reference string, found {}", type_name(v)),
         ));
     };
-    let r = parse_ref(s).map_err(|m| ctx.err(Some(field.clone()), m))?;
+    let r = parse_ref(s).map_err(|e| ctx.err(Some(field.clone()), e.to_string()))?;
     if !range && matches!(r, Ref::Range(..)) {
         return Err(ctx.err(
             Some(field),
             "a range names many spans; this field takes one record",
         ));
     }
-    resolve(ctx.batch, stream, &r).map_err(|m| ctx.err(Some(field), m))
+    resolve(ctx.batch, stream, &r).map_err(|e| ctx.err(Some(field), e.to_string()))
 }
 
 fn one_ref(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str) -> Res<Rid> {

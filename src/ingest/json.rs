@@ -1,7 +1,7 @@
 //! Records as JSON, in the field names of the JSON Lines input, with links as full rids.
 //! An exported line can be ingested again and gives the same rid.
 
-use crate::ingest::LineResult;
+use super::LineResult;
 use crate::record::{score_to_unit, Record, Rid, Score};
 use serde_json::{json, Map, Value};
 

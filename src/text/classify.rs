@@ -5,20 +5,37 @@
 //! - Failed attempts are what tools print and what the assistant reports.
 //! - A number inside a path, a URL or a log line is not a commitment.
 
-use crate::record::{PinClass, Rid, Role, Span};
-use crate::score::text::{
-    for_each_word, identifiers, sentences, words, IdKind, WordList, FAILURES,
-};
+use super::{for_each_word, identifiers, sentences, words, IdKind, WordList, FAILURES};
 
-/// One decision-relevant item found in a raw span.
+/// Who speaks a text, as the classifier reads it: the store maps a span's role to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Voice {
+    /// The person directing the agent.
+    User,
+    /// The agent itself.
+    Assistant,
+    /// A tool's output.
+    Tool,
+    /// The system prompt or runtime.
+    System,
+}
+
+/// The kind of a decision-relevant item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Something that must never be done.
+    Prohibition,
+    /// A numeric commitment: a version, budget, deadline or limit.
+    Commitment,
+    /// A failed attempt whose reason prevents a retry.
+    FailedAttempt,
+}
+
+/// One decision-relevant item found in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
-    /// The span it was found in.
-    pub span: Rid,
-    /// That span's turn.
-    pub turn: u64,
+pub struct Found {
     /// What kind of item.
-    pub class: PinClass,
+    pub class: Class,
     /// The sentence or line that states it.
     pub text: String,
 }
@@ -117,12 +134,12 @@ fn without_paths(line: &str) -> String {
         .join(" ")
 }
 
-fn failure_line(role: Role, text: &str) -> Option<String> {
+fn failure_line(voice: Voice, text: &str) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut found = None;
     for line in lines {
-        let hit = match role {
-            Role::Tool => {
+        let hit = match voice {
+            Voice::Tool => {
                 // The words of the line without paths are among the line's words: a line
                 // with no failure word at all needs no closer look.
                 let mut any = false;
@@ -158,29 +175,27 @@ fn failure_line(role: Role, text: &str) -> Option<String> {
     found
 }
 
-/// The decision-relevant items of one span.
-pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
-    let item = |class, text: &str| Item {
-        span: rid,
-        turn: span.turn,
+/// The decision-relevant items of one text spoken by `voice`.
+pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
+    let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
     };
     let mut out = Vec::new();
-    match span.role {
-        Role::User | Role::System => {
-            for s in sentences(&span.text) {
+    match voice {
+        Voice::User | Voice::System => {
+            for s in sentences(text) {
                 if is_prohibition(s) {
-                    out.push(item(PinClass::Prohibition, s));
+                    out.push(item(Class::Prohibition, s));
                 }
                 if is_commitment(s) {
-                    out.push(item(PinClass::Commitment, s));
+                    out.push(item(Class::Commitment, s));
                 }
             }
         }
-        Role::Tool | Role::Assistant => {
-            if let Some(line) = failure_line(span.role, &span.text) {
-                out.push(item(PinClass::FailedAttempt, &line));
+        Voice::Tool | Voice::Assistant => {
+            if let Some(line) = failure_line(voice, text) {
+                out.push(item(Class::FailedAttempt, &line));
             }
         }
     }

@@ -1,5 +1,9 @@
 //! Text analysis shared by the lexical scorer, the classifier and the gates: tokens,
-//! identifiers, sentences, and the word lists behind negation, hedges and failures.
+//! identifiers, sentences, the word lists behind negation, hedges and failures, and the
+//! decision-relevant classifier. The bottom layer beside `record`: it imports nothing else of
+//! the crate (SPEC.md section 15).
+
+pub mod classify;
 
 /// A fast hasher for the scorer's own words and texts, where SipHash's flood resistance buys
 /// nothing (the keys are the ledger's own words, not a server's input): eight bytes at a time
@@ -299,7 +303,7 @@ pub struct Ident {
     pub before: Option<String>,
 }
 
-fn classify(tok: &str) -> Option<IdKind> {
+fn id_kind(tok: &str) -> Option<IdKind> {
     // Every kind needs a digit or a slash: most words leave here.
     if !tok.bytes().any(|b| b.is_ascii_digit() || b == b'/') {
         return None;
@@ -360,7 +364,7 @@ pub fn identifiers(text: &str) -> Vec<Ident> {
         if tok.is_empty() {
             continue;
         }
-        if let Some(kind) = classify(tok) {
+        if let Some(kind) = id_kind(tok) {
             let mut before = None;
             for_each_word(prev, |w| before = Some(w.to_string()));
             out.push(Ident {
@@ -425,22 +429,3 @@ pub fn says_not_sure(text: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case(b"not sure"))
 }
 
-/// Whether the text negates.
-pub fn is_negated(words: &[String]) -> bool {
-    has_any(words, &NEGATIONS) || words.iter().any(|w| w.ends_with("n't"))
-}
-
-/// The stemmed content words within four words after each negation: what the negation denies.
-pub fn negated_scope(words: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if NEGATIONS.contains(w) || w.ends_with("n't") {
-            for x in words.iter().skip(i + 1).take(4) {
-                if is_content(x) {
-                    out.push(stem(x));
-                }
-            }
-        }
-    }
-    out
-}

@@ -2,10 +2,16 @@
 //! derivation down to the raw spans, and where its provenance was lost) and `replay` (a
 //! stream, boundary by boundary).
 
-use crate::error::{ErrorKind, Result};
+mod graph;
+mod report;
+
+pub use graph::{dot, records};
+pub use report::html;
+
+use crate::error::{not_a, ErrorKind, Result};
 use crate::gate::{names, status_given};
 use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
-use crate::score::text::{identifiers, is_hedged};
+use crate::text::{identifiers, is_hedged};
 use crate::store::Read;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -234,10 +240,10 @@ impl<'a, R: Read> Walker<'a, R> {
 
     fn claim_node(&mut self, rid: Rid, hop: Hop) -> Result<Node> {
         let Some((index, rec)) = self.record(&rid)? else {
-            return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
+            return Err(not_a(rid, Kind::Claim, None));
         };
         let Record::Claim(c) = &*rec else {
-            return Err(ErrorKind::NotFound(format!("{rid} (not a claim)")).into());
+            return Err(not_a(rid, Kind::Claim, Some(rec.kind())));
         };
         let repeated = !self.seen.insert(rid);
         let status = self.status(&rid)?;
@@ -315,11 +321,9 @@ fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
 /// its provenance was lost, earliest first.
 pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     let mut w = Walker::new(read);
-    let is_claim = w
-        .record(&claim)?
-        .is_some_and(|(_, r)| matches!(*r, Record::Claim(_)));
-    if !is_claim {
-        return Err(ErrorKind::NotFound(format!("{claim} (no claim has this rid)")).into());
+    let found = w.record(&claim)?.map(|(_, r)| r.kind());
+    if found != Some(Kind::Claim) {
+        return Err(not_a(claim, Kind::Claim, found));
     }
     let root = w.claim_node(claim, Hop::Root)?;
     let mut claims = std::mem::take(&mut w.claims);
@@ -601,10 +605,7 @@ pub struct Replay {
 pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
     let all = boundaries(read, stream)?;
     if all.is_empty() && read.stream(stream)?.spans == 0 {
-        return Err(ErrorKind::NotFound(format!(
-            "stream {stream} (no span or summary has this stream)"
-        ))
-        .into());
+        return Err(ErrorKind::NoStream(stream.to_string()).into());
     }
     let text_of = |rid: &Rid| -> Result<(String, bool)> {
         Ok(match read.get_trusted(rid)? {

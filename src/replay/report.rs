@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::record::{Kind, Record, Rid};
-use crate::replay::{replay, why, Replay};
+use super::{replay, why, Replay};
 use crate::store::Read;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
