@@ -1,12 +1,12 @@
 //! Checkpoints (C2SP tlog-checkpoint) signed as notes (C2SP signed-note) with Ed25519, the
 //! proofs cairn prints, and the checks a verifier runs with or without the ledger.
 
+use crate::error::{CheckError, ErrorKind, Result};
+use crate::merkle;
 pub use crate::merkle::{
     consistency, inclusion, inclusion_len, root, verify_consistency, verify_inclusion, Hash,
     MemTree, Nodes, Scheme,
 };
-use crate::error::{CheckError, ErrorKind, Result};
-use crate::merkle;
 use crate::record::Rid;
 use crate::store::{Ledger, Read, StoreNodes};
 use base64::engine::general_purpose::STANDARD as B64;
@@ -521,7 +521,11 @@ impl<'a> Log<'a> {
         let snap = self.ledger.snapshot()?;
         let len = snap.len()?;
         if size > len {
-            return Err(ErrorKind::AsOf { asked: size, size: len }.into());
+            return Err(ErrorKind::AsOf {
+                asked: size,
+                size: len,
+            }
+            .into());
         }
         merkle::root(&StoreNodes(&snap), size)
     }

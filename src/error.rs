@@ -260,7 +260,9 @@ pub enum ProofError {
         size: u64,
     },
     /// An older size above the newer one.
-    #[error("a tree of {old} leaves cannot be a prefix of a tree of {new}; give the older size first")]
+    #[error(
+        "a tree of {old} leaves cannot be a prefix of a tree of {new}; give the older size first"
+    )]
     NotPrefix {
         /// The older size.
         old: u64,

@@ -31,16 +31,16 @@
 //! ```
 
 // The layers, bottom to top (SPEC.md section 15): a module uses only the rows above its own.
-pub mod record;
-mod text;
+pub mod checkpoint;
 mod error;
+pub mod gate;
+pub mod ingest;
 mod merkle;
+pub mod record;
+pub mod replay;
 pub mod score;
 mod store;
-pub mod gate;
-pub mod checkpoint;
-pub mod ingest;
-pub mod replay;
+mod text;
 
 pub use error::{
     CheckError, Error, ErrorKind, PolicyError, PolicyProblem, ProofError, RefError, Result,

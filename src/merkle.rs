@@ -359,8 +359,6 @@ impl Nodes for MemTree {
             .get(level as usize)
             .and_then(|l| l.get(index as usize))
             .copied()
-            .ok_or_else(|| {
-                ProofError::MissingNode { level, index }.into()
-            })
+            .ok_or_else(|| ProofError::MissingNode { level, index }.into())
     }
 }

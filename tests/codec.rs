@@ -123,7 +123,7 @@ pub fn record() -> impl Strategy<Value = Record> {
         (
             rid(),
             any::<bool>(),
-            prop::collection::vec((text(), rid(), text()), 0..3),
+            prop::collection::vec((prop::sample::select(Gate::ALL), rid(), text()), 0..3),
             prop::option::of(score()),
             prop::option::of(score()),
             any::<[u8; 32]>()

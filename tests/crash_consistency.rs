@@ -67,7 +67,6 @@ impl cairn::Storage for CrashBackend {
     }
 }
 
-
 /// The scripted ingest: batches committed one after another. Returns, for each batch, the
 /// sync count when its commit returned, and the log size after it.
 fn script(ledger: &Ledger, images: &Arc<Mutex<Images>>) -> Vec<(usize, u64)> {

@@ -1,19 +1,23 @@
 //! `cairn gates`: every gate query over the current ledger, as it stands now. Judgements
 //! recorded after a compaction count: a summary admitted yesterday that evicted a span judged
-//! contradicting today is reported.
+//! contradicting today is reported. The rules are the gate's own (`rules`).
 
-use super::names::*;
-use super::{claim_status, pinned_items, unpinned, unpinned_message, Gatekeeper, View};
+use super::action::HeadChain;
+use super::pins::{pinned_items, unpinned};
+use super::rules::{self, FoundBy};
+use super::status::claim_status;
+use super::view::View;
+use super::{Gate, Gatekeeper};
 use crate::error::Result;
-use crate::record::{Kind, Origin, Record, Rid, Status};
+use crate::record::{Action, Finding, Kind, Record, Rid, Summary};
 use crate::store::Read;
 use std::collections::{BTreeSet, HashSet};
 
 /// One finding of the sweep.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SweepFinding {
-    /// The gate's stable name.
-    pub gate: String,
+    /// The gate.
+    pub gate: Gate,
     /// The stream concerned.
     pub stream: String,
     /// The record the finding is about.
@@ -29,150 +33,167 @@ fn admitted<R: Read>(read: &R, subject: &Rid) -> Result<bool> {
     })
 }
 
+/// The sweep's findings as it collects them: sorted and free of repeats.
+struct Found<'s> {
+    stream: Option<&'s str>,
+    out: BTreeSet<SweepFinding>,
+}
+
+impl Found<'_> {
+    fn wanted(&self, stream: &str) -> bool {
+        self.stream.is_none_or(|w| w == stream)
+    }
+
+    fn add(&mut self, stream: &str, f: Finding) {
+        self.out.insert(SweepFinding {
+            gate: f.gate,
+            stream: stream.to_string(),
+            subject: f.subject,
+            detail: f.detail,
+        });
+    }
+}
+
 /// Runs every gate query over the ledger, for one stream or all.
 pub fn sweep<R: Read>(
     gate: &Gatekeeper,
     read: &R,
     stream: Option<&str>,
 ) -> Result<Vec<SweepFinding>> {
-    let wanted = |s: &str| stream.is_none_or(|w| w == s);
-    let mut out = BTreeSet::new();
-    let mut add = |gate: &str, stream: &str, subject: Rid, detail: String| {
-        out.insert(SweepFinding {
-            gate: gate.to_string(),
-            stream: stream.to_string(),
-            subject,
-            detail,
-        });
+    let mut found = Found {
+        stream,
+        out: BTreeSet::new(),
     };
     let mut view = View::new(read);
+    unanchored(&mut view, &mut found)?;
+    deep(gate, read, &mut found)?;
+    let compacted = summaries(&mut view, &mut found)?;
+    actions(gate, &mut view, &mut found)?;
+    // Compacted streams whose raw spans hold decision-relevant items no pin covers.
+    for s in compacted {
+        let items = unpinned(read, &s, &pinned_items(read, &s)?)?;
+        if let Some(f) = items
+            .first()
+            .and_then(|first| rules::unpinned_reference(first.span, &s, &items))
+        {
+            found.add(&s, f);
+        }
+    }
+    Ok(found.out.into_iter().collect())
+}
 
-    // Claims with no raw-span ancestor: one index read.
-    for c in read.unanchored_claims()? {
+/// Claims with no raw-span ancestor: one index read.
+fn unanchored<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<()> {
+    for c in view.read.unanchored_claims()? {
         if let Some(claim) = view.claim(c)? {
-            if wanted(&claim.stream) {
-                add(
-                    UNANCHORED_CLAIM,
-                    &claim.stream,
-                    c,
-                    format!(
-                        "claim '{}' has no raw-span ancestor through any chain of witnesses",
-                        claim.text
-                    ),
-                );
+            if found.wanted(&claim.stream) {
+                if let Some(f) = rules::unanchored_claim(c, &claim, false) {
+                    found.add(&claim.stream, f);
+                }
             }
         }
     }
-    // Chains deeper than the policy allows: one index range read.
+    Ok(())
+}
+
+/// Admitted summaries deeper than the policy allows: one index range read.
+fn deep<R: Read>(gate: &Gatekeeper, read: &R, found: &mut Found<'_>) -> Result<()> {
     for (s, depth) in read.deeper_than(Kind::Summary, gate.policy.max_depth)? {
         if let Some(Record::Summary(sum)) = read.get(&s)? {
-            if wanted(&sum.stream) && admitted(read, &s)? {
-                add(DEPTH_EXCEEDED, &sum.stream, s, format!(
-                    "admitted summary is self-authored summary {depth} in a row since the last grounding (more than {})",
-                    gate.policy.max_depth
-                ));
+            if found.wanted(&sum.stream) && admitted(read, &s)? {
+                if let Some(f) = rules::depth_exceeded(s, depth, &gate.policy) {
+                    found.add(&sum.stream, f);
+                }
             }
         }
     }
+    Ok(())
+}
+
+/// For each admitted summary: the flags its verdict recorded, and the disconfirmers it
+/// evicted by every judgement recorded up to now. Returns the streams compacted.
+fn summaries<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<HashSet<String>> {
+    let read = view.read;
     let mut compacted = HashSet::new();
     for s in read.of_kind(Kind::Summary)? {
         let Some(Record::Summary(sum)) = read.get(&s)? else {
             continue;
         };
-        if !wanted(&sum.stream) || !admitted(read, &s)? {
+        if !found.wanted(&sum.stream) || !admitted(read, &s)? {
             continue;
         }
         compacted.insert(sum.stream.clone());
-        // Flags the gate raised when it admitted the summary.
         if let Some(Some(Record::Verdict(v))) =
             read.verdict_of(&s)?.map(|v| read.get(&v)).transpose()?
         {
             for f in v.findings {
-                add(&f.gate, &sum.stream, f.subject, f.detail);
+                found.add(&sum.stream, f);
             }
         }
-        // Disconfirmers it evicted, by every judgement recorded up to now.
-        let evicts: HashSet<Rid> = sum.evicts.iter().copied().collect();
-        for c in &sum.claims {
-            let Some(claim) = view.claim(*c)? else {
-                continue;
-            };
-            let (_, carried) = view.ancestry(*c)?;
-            for k in carried {
-                for sp in read.contradicting_spans(&k)? {
-                    if evicts.contains(&sp) {
-                        let turn = view.span(sp)?.map(|x| x.turn).unwrap_or_default();
-                        add(EVICTED_DISCONFIRMER, &sum.stream, s, format!(
-                            "admitted summary evicted turn {turn}, which a recorded judgement says contradicts claim '{}' that it keeps",
-                            claim.text
-                        ));
-                    }
-                }
-            }
+        evicted(view, s, &sum, found)?;
+    }
+    Ok(compacted)
+}
+
+/// `evicted-disconfirmer` for an admitted summary, by recorded judgements.
+fn evicted<R: Read>(
+    view: &mut View<'_, R>,
+    rid: Rid,
+    sum: &Summary,
+    found: &mut Found<'_>,
+) -> Result<()> {
+    let evicts: HashSet<Rid> = sum.evicts.iter().copied().collect();
+    for c in &sum.claims {
+        let Some(claim) = view.claim(*c)? else {
+            continue;
+        };
+        let (_, carried) = view.ancestry(*c)?;
+        for sp in view.judged_contradicting(&carried, &evicts)? {
+            let span = view.span(sp)?;
+            let f =
+                rules::evicted_disconfirmer(rid, &claim, (sp, span.as_ref()), FoundBy::Judgement);
+            found.add(&sum.stream, f);
         }
     }
+    Ok(())
+}
+
+/// `irreversible-unverified` for admitted irreversible actions, by their claims' standing now.
+fn actions<R: Read>(
+    gate: &Gatekeeper,
+    view: &mut View<'_, R>,
+    found: &mut Found<'_>,
+) -> Result<()> {
+    let read = view.read;
     for a in read.of_kind(Kind::Action)? {
         let Some(Record::Action(action)) = read.get(&a)? else {
             continue;
         };
-        if !wanted(&action.stream) || !admitted(read, &a)? {
+        if !found.wanted(&action.stream) || !action.irreversible || !admitted(read, &a)? {
             continue;
         }
-        for c in &action.relies_on {
-            let Some(claim) = view.claim(*c)? else {
-                continue;
-            };
-            let status = claim_status(gate, &mut view, *c, &claim)?;
-            if status != Status::Verified {
-                add(
-                    LAUNDERED_CLAIM,
-                    &action.stream,
-                    *c,
-                    format!(
-                        "claim '{}' is {} and drives action '{}'",
-                        claim.text,
-                        status.name(),
-                        action.text
-                    ),
-                );
-                if action.irreversible {
-                    add(
-                        IRREVERSIBLE_UNVERIFIED,
-                        &action.stream,
-                        a,
-                        format!(
-                        "admitted irreversible action '{}' relies on claim '{}', which is now {}",
-                        action.text,
-                        claim.text,
-                        status.name()
-                    ),
-                    );
-                }
-            } else if action.irreversible && claim.origin == Origin::Hedged {
-                add(
-                    IRREVERSIBLE_UNVERIFIED,
-                    &action.stream,
-                    a,
-                    format!(
-                        "admitted irreversible action '{}' relies on hedged claim '{}'",
-                        action.text, claim.text
-                    ),
-                );
-            }
+        reliances(gate, view, &action, found)?;
+    }
+    Ok(())
+}
+
+fn reliances<R: Read>(
+    gate: &Gatekeeper,
+    view: &mut View<'_, R>,
+    action: &Action,
+    found: &mut Found<'_>,
+) -> Result<()> {
+    let chain = HeadChain::of(view.read, &action.stream)?;
+    for c in &action.relies_on {
+        let Some(claim) = view.claim(*c)? else {
+            continue;
+        };
+        let status = claim_status(gate, view, *c, &claim)?;
+        let reliance = chain.reliance(view.read, c, status)?;
+        if let Some(f) = rules::irreversible_unverified(action, *c, &claim, reliance, &gate.policy)
+        {
+            found.add(&action.stream, f);
         }
     }
-    // Compacted streams whose raw spans hold decision-relevant items no pin covers.
-    for s in compacted {
-        let pins = pinned_items(read, &s)?;
-        let items = unpinned(read, &s, &pins)?;
-        if let Some(first) = items.first() {
-            add(
-                UNPINNED_REFERENCE,
-                &s,
-                first.span,
-                unpinned_message(&s, &items),
-            );
-        }
-    }
-    Ok(out.into_iter().collect())
+    Ok(())
 }

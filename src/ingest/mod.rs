@@ -28,7 +28,7 @@ use crate::record::{
     score_from_unit, Action, Author, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
     PinItem, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict, SCORE_ONE,
 };
-use crate::record::{ClaimStatus, Status};
+use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
 use serde_json::{Map, Value};
 
@@ -347,7 +347,7 @@ pub fn apply_line(
                 kind,
                 o.findings
                     .iter()
-                    .filter(|f| crate::gate::names::refuses(&f.gate))
+                    .filter(|f| f.gate.refuses())
                     .map(|f| f.detail.as_str())
                     .collect::<Vec<_>>()
                     .join("; ")
@@ -662,11 +662,15 @@ pub fn resolve<R: Read>(read: &R, stream: Option<&str>, r: &Ref) -> Result<Vec<R
             let Some(Record::Summary(sum)) = read.get(&head)? else {
                 return Err(no_head().into());
             };
-            let rid = sum.claims.get(*n).copied().ok_or(RefError::PriorOutOfRange {
-                stream: s.to_string(),
-                n: *n,
-                claims: sum.claims.len(),
-            })?;
+            let rid = sum
+                .claims
+                .get(*n)
+                .copied()
+                .ok_or(RefError::PriorOutOfRange {
+                    stream: s.to_string(),
+                    n: *n,
+                    claims: sum.claims.len(),
+                })?;
             Ok(vec![rid])
         }
         Ref::Hex(h) => Ok(vec![read.resolve(h)?]),
@@ -888,13 +892,18 @@ fn judgement(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     }))
 }
 
+/// Every gate's name, for messages.
+fn gate_names() -> String {
+    Gate::ALL.iter().map(|g| format!("{g} ")).collect()
+}
+
 fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     let stream = obj.opt_str(ctx, "stream")?;
     let mut findings = Vec::new();
     for o in obj.objects(ctx, "findings")? {
         o.check_fields(ctx, &["gate", "subject", "detail"])?;
         findings.push(Finding {
-            gate: o.str(ctx, "gate")?.to_string(),
+            gate: o.named(ctx, "gate", Gate::from_name, &gate_names())?,
             subject: one_ref(ctx, &o, stream, "subject")?,
             detail: o.str(ctx, "detail")?.to_string(),
         });

@@ -6,9 +6,11 @@
 //! SPEC.md gives the byte layout of every kind.
 
 mod codec;
+mod gate;
 pub(crate) mod rid;
 
 pub use codec::{decode, decode_trusted, encode, DecodeError, FORMAT_VERSION, MAX_RECORD_BYTES};
+pub use gate::Gate;
 pub use rid::{Rid, RidParseError};
 
 use bincode::{Decode, Encode};
@@ -245,8 +247,8 @@ pub struct Judgement {
 /// One gate finding inside a verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
 pub struct Finding {
-    /// The gate's stable name, such as `unanchored-claim`.
-    pub gate: String,
+    /// The gate, stored as its stable name, such as `unanchored-claim`.
+    pub gate: Gate,
     /// The record the finding is about.
     pub subject: Rid,
     /// A sentence saying what was found.

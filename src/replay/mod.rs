@@ -9,9 +9,10 @@ pub use graph::{dot, records};
 pub use report::html;
 
 use crate::error::{not_a, ErrorKind, Result};
-use crate::gate::{names, status_given};
-use crate::record::{Kind, Origin, Record, Rid, Span, Status, Summary, Verdict};
-use crate::text::{identifiers, is_hedged};
+use crate::gate::rules::{self, FoundBy, Grounding, Witness};
+use crate::gate::status_given;
+use crate::gate::view::View;
+use crate::record::{Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict};
 use crate::store::Read;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -77,8 +78,8 @@ pub struct Node {
 pub struct Loss {
     /// The log index where it happened (the verdict, or the claim's append).
     pub index: u64,
-    /// The gate name that describes it.
-    pub gate: String,
+    /// The gate that describes it.
+    pub gate: Gate,
     /// The claim concerned.
     pub claim: Rid,
     /// What happened.
@@ -300,25 +301,43 @@ impl<'a, R: Read> Walker<'a, R> {
     }
 }
 
-fn raw_texts(node: &Node, out: &mut Vec<String>) {
-    for c in &node.children {
-        if c.kind == Kind::Span {
-            out.push(c.text.clone());
-        } else {
-            raw_texts(c, out);
+/// The losses of one `why`, each (gate, claim) once.
+#[derive(Default)]
+struct Losses {
+    found: Vec<Loss>,
+    seen: HashSet<(Gate, Rid, Option<Rid>)>,
+}
+
+impl Losses {
+    /// Adds a loss unless the same gate was reported on the claim (for the same evicted span).
+    fn push(&mut self, index: u64, claim: Rid, f: Finding, detail: String, span: Option<Rid>) {
+        if self.seen.insert((f.gate, claim, span)) {
+            self.found.push(Loss {
+                index,
+                gate: f.gate,
+                claim,
+                detail,
+            });
         }
     }
 }
 
-fn find<'n>(node: &'n Node, rid: &Rid) -> Option<&'n Node> {
-    if node.rid == *rid && !node.repeated {
-        return Some(node);
-    }
-    node.children.iter().find_map(|c| find(c, rid))
-}
+/// The gates whose findings on a claim tell how its provenance was lost.
+const LOSSES: &[Gate] = &[
+    Gate::UnanchoredClaim,
+    Gate::LaunderedClaim,
+    Gate::HedgeStripped,
+    Gate::IdentifierDrift,
+    Gate::EvictedDisconfirmer,
+    Gate::FabricatedClaim,
+    Gate::OriginMismatch,
+];
 
 /// A claim's derivation tree down to the raw spans, each hop labelled, and every point where
-/// its provenance was lost, earliest first.
+/// its provenance was lost, earliest first: what the gates recorded when they admitted the
+/// claims of the tree, and, for claims no gate judged, the gates' own rules applied to the
+/// records. A re-grounding after a loss restores the claim's provenance, except for an
+/// identifier that no raw span holds.
 pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     let mut w = Walker::new(read);
     let found = w.record(&claim)?.map(|(_, r)| r.kind());
@@ -328,12 +347,36 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     let root = w.claim_node(claim, Hop::Root)?;
     let mut claims = std::mem::take(&mut w.claims);
     claims.sort();
-    let mut losses = Vec::new();
-    let mut recorded: HashSet<(String, Rid)> = HashSet::new();
-    // What the gates recorded about these claims.
-    for (_, cl) in &claims {
+    let mut losses = Losses::default();
+    recorded_losses(&mut w, &claims, &mut losses)?;
+    let mut view = View::new(read);
+    for (index, cl) in &claims {
+        unjudged_losses(&mut view, *index, *cl, &mut losses)?;
+    }
+    evicted_losses(&mut view, &claims, &mut losses)?;
+    let mut kept = Vec::new();
+    for l in losses.found {
+        let healed = match w.regrounded(&l.claim)? {
+            Some(g) => read.index_of(&g)?.is_some_and(|i| i > l.index),
+            None => false,
+        };
+        if !healed || l.gate == Gate::IdentifierDrift {
+            kept.push(l);
+        }
+    }
+    kept.sort();
+    Ok(Why { root, losses: kept })
+}
+
+/// What the gates recorded about these claims in admitted verdicts: refused proposals never
+/// took effect, so only admitted verdicts tell the history.
+fn recorded_losses<R: Read>(
+    w: &mut Walker<'_, R>,
+    claims: &[(u64, Rid)],
+    losses: &mut Losses,
+) -> Result<()> {
+    for (_, cl) in claims {
         for dep in w.dependents(cl)?.iter() {
-            // Refused proposals never took effect: only admitted verdicts tell the history.
             if w.kind(dep)? != Some(Kind::Verdict) {
                 continue;
             }
@@ -347,138 +390,93 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
                 continue;
             }
             for f in v.findings.iter().filter(|f| f.subject == *cl) {
-                if matches!(
-                    f.gate.as_str(),
-                    names::UNANCHORED_CLAIM
-                        | names::LAUNDERED_CLAIM
-                        | names::HEDGE_STRIPPED
-                        | names::IDENTIFIER_DRIFT
-                        | names::EVICTED_DISCONFIRMER
-                        | names::FABRICATED_CLAIM
-                        | names::ORIGIN_MISMATCH
-                ) && recorded.insert((f.gate.clone(), *cl))
-                {
-                    losses.push(Loss {
-                        index,
-                        gate: f.gate.clone(),
-                        claim: *cl,
-                        detail: format!("{} (admitted at log index {index})", f.detail),
-                    });
+                if LOSSES.contains(&f.gate) {
+                    let detail = format!("{} (admitted at log index {index})", f.detail);
+                    losses.push(index, *cl, f.clone(), detail, None);
                 }
             }
         }
     }
-    // What the records show for claims no gate judged.
-    for (index, cl) in &claims {
-        let Some(node) = find(&root, cl) else {
-            continue;
-        };
-        let Some((_, rec)) = w.record(cl)? else {
-            continue;
-        };
-        let Record::Claim(rec) = &*rec else {
-            continue;
-        };
-        let spans: Vec<&Node> = node
-            .children
-            .iter()
-            .filter(|n| n.kind == Kind::Span && n.hop == Hop::Witness)
-            .collect();
-        let claim_witnesses = node.children.iter().any(|n| n.kind == Kind::Claim);
-        let mut push = |gate: &str, detail: String| {
-            if recorded.insert((gate.to_string(), *cl)) {
-                losses.push(Loss {
-                    index: *index,
-                    gate: gate.to_string(),
-                    claim: *cl,
-                    detail,
-                });
-            }
-        };
-        if node.status == Status::Unanchored.name() {
-            push(
-                names::UNANCHORED_CLAIM,
-                format!(
-                    "claim '{}' was appended with no raw-span ancestor",
-                    rec.text
-                ),
-            );
-        } else if spans.is_empty() && claim_witnesses && w.regrounded(cl)?.is_none() {
-            push(
-                names::LAUNDERED_CLAIM,
-                format!(
-                    "claim '{}' rests only on earlier claims, not on a raw span",
-                    rec.text
-                ),
-            );
-        }
-        if matches!(rec.origin, Origin::UserSaid | Origin::ToolOutput)
-            && !spans.is_empty()
-            && !claim_witnesses
-            && spans.iter().all(|s| is_hedged(&s.text))
-        {
-            push(
-                names::HEDGE_STRIPPED,
-                format!(
-                    "claim '{}' is tagged {} but its only raw support is hedged ('{}')",
-                    rec.text,
-                    rec.origin.tag().unwrap_or(""),
-                    spans[0].text
-                ),
-            );
-        }
-        let mut raw = Vec::new();
-        raw_texts(node, &mut raw);
-        for id in identifiers(&rec.text) {
-            if !raw.iter().any(|t| t.contains(&id.text)) {
-                push(
-                    names::IDENTIFIER_DRIFT,
-                    format!(
-                        "identifier {} first appears in claim '{}', with no raw source",
-                        id.text, rec.text
-                    ),
-                );
-                break;
-            }
+    Ok(())
+}
+
+/// The gates' claim rules applied to a claim as it was appended: unanchored or laundered,
+/// hedge-stripped, identifier drift. A claim a gate judged has those findings recorded
+/// already, and the same (gate, claim) is reported once.
+fn unjudged_losses<R: Read>(
+    view: &mut View<'_, R>,
+    index: u64,
+    rid: Rid,
+    losses: &mut Losses,
+) -> Result<()> {
+    let Some(claim) = view.claim(rid)? else {
+        return Ok(());
+    };
+    let grounding = Grounding {
+        anchored: view.read.facts(&rid)?.is_some_and(|f| f.anchored),
+        regrounded: view.read.regrounded(&rid)?.is_some(),
+    };
+    let mut direct = Vec::new();
+    for w in &claim.witnesses {
+        if let Some(sp) = view.span(*w)? {
+            direct.push(Record::Span(sp));
+        } else if let Some(c) = view.claim(*w)? {
+            direct.push(Record::Claim(c));
         }
     }
-    // Disconfirmers that admitted summaries evicted: each contradicting span's evictor.
-    for (_, cl) in &claims {
+    let rests_on_raw = direct.iter().any(|r| matches!(r, Record::Span(_)));
+    let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(Witness::of).collect();
+    let (ancestors, _) = view.ancestry(rid)?;
+    let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
+    let found = rules::unanchored_claim(rid, &claim, grounding.anchored)
+        .or_else(|| rules::laundered_claim(rid, &claim, grounding, rests_on_raw, None))
+        .into_iter()
+        .chain(rules::hedge_stripped(rid, &claim, &witnesses))
+        .chain(rules::identifier_drift(rid, &claim, &raw));
+    for f in found {
+        let detail = f.detail.clone();
+        losses.push(index, rid, f, detail, None);
+    }
+    Ok(())
+}
+
+/// `evicted-disconfirmer` as the gate applies it: an admitted summary evicted a span that a
+/// recorded judgement says contradicts a claim of the tree, while it kept a claim that carries
+/// that one forward.
+fn evicted_losses<R: Read>(
+    view: &mut View<'_, R>,
+    claims: &[(u64, Rid)],
+    losses: &mut Losses,
+) -> Result<()> {
+    let read = view.read;
+    for (_, cl) in claims {
         for sp in read.contradicting_spans(cl)? {
             let Some(summary) = read.evicted_by(&sp)? else {
                 continue;
             };
-            let Some((vindex, _)) = verdict_of(read, &summary)? else {
+            let (Some(vindex), Some(Record::Summary(s))) = (
+                verdict_of(read, &summary)?.map(|(i, _)| i),
+                read.get_trusted(&summary)?,
+            ) else {
                 continue;
             };
-            if recorded.insert((format!("evicted:{sp}"), *cl)) {
-                let turn = match read.get_trusted(&sp)? {
-                    Some(Record::Span(x)) => x.turn,
-                    _ => 0,
+            for kept in &s.claims {
+                let (_, carried) = view.ancestry(*kept)?;
+                let Some(keeper) = view.claim(*kept)? else {
+                    continue;
                 };
-                let n = read.ordinal(&summary)?.unwrap_or(0);
-                losses.push(Loss {
-                    index: vindex,
-                    gate: names::EVICTED_DISCONFIRMER.into(),
-                    claim: *cl,
-                    detail: format!("summary {n} evicted turn {turn}, which a judgement says contradicts this line of claims"),
-                });
+                if carried.contains(cl) {
+                    let span = view.span(sp)?;
+                    let by = FoundBy::Judgement;
+                    let f = rules::evicted_disconfirmer(summary, &keeper, (sp, span.as_ref()), by);
+                    let detail = format!("{} (admitted at log index {vindex})", f.detail);
+                    losses.push(vindex, *cl, f, detail, Some(sp));
+                    break;
+                }
             }
         }
     }
-    // A reground after a loss restores the claim's provenance.
-    let mut healed = Vec::new();
-    for l in &losses {
-        let later = match w.regrounded(&l.claim)? {
-            Some(g) => read.index_of(&g)?.is_some_and(|i| i > l.index),
-            None => false,
-        };
-        healed.push(later && l.gate != names::IDENTIFIER_DRIFT);
-    }
-    let mut keep = healed.iter().map(|h| !h);
-    losses.retain(|_| keep.next().unwrap_or(true));
-    losses.sort();
-    Ok(Why { root, losses })
+    Ok(())
 }
 
 fn node_json(n: &Node) -> Value {
@@ -576,7 +574,7 @@ pub struct Boundary {
     /// Turns it evicts.
     pub evicted: Vec<u64>,
     /// (gate, detail) of its verdict.
-    pub findings: Vec<(String, String)>,
+    pub findings: Vec<(Gate, String)>,
     /// Fabricated claims / claims.
     pub fabrication_rate: f64,
     /// Laundered actionable claims / actionable claims.
@@ -633,7 +631,7 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
             .unwrap_or_default();
         let (mut new, mut carried, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
         let (mut actionable, mut laundered, mut fabricated) = (0usize, 0usize, 0usize);
-        let findings: Vec<(String, String)> = verdict
+        let findings: Vec<(Gate, String)> = verdict
             .as_ref()
             .map(|(_, v)| {
                 v.findings
@@ -651,7 +649,7 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
                 laundered += usize::from(verdict.as_ref().is_some_and(|(_, v)| {
                     v.findings
                         .iter()
-                        .any(|f| f.gate == names::LAUNDERED_CLAIM && f.subject == *c)
+                        .any(|f| f.gate == Gate::LaunderedClaim && f.subject == *c)
                 }));
             }
             if before.contains(c) {

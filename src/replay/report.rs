@@ -1,9 +1,9 @@
 //! `cairn report`: one self-contained HTML file for a stream. No network: the CSS, the SVG
 //! charts, the script and the data are all inline.
 
+use super::{replay, why, Replay};
 use crate::error::Result;
 use crate::record::{Kind, Record, Rid};
-use super::{replay, why, Replay};
 use crate::store::Read;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -127,15 +127,11 @@ fn chart(r: &Replay) -> String {
 fn refused(r: &Replay) -> String {
     let mut rows = String::new();
     for b in r.boundaries.iter().filter(|b| b.admitted == Some(false)) {
-        for (g, d) in b
-            .findings
-            .iter()
-            .filter(|(g, _)| crate::gate::names::refuses(g))
-        {
+        for (g, d) in b.findings.iter().filter(|(g, _)| g.refuses()) {
             rows.push_str(&format!(
                 "<tr><td>{}</td><td><code>{}</code></td><td>{}</td></tr>",
                 b.number,
-                esc(g),
+                esc(g.name()),
                 esc(d)
             ));
         }
@@ -226,7 +222,7 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
             esc(&w.root.text),
             esc(&w.root.status),
             esc(&w.root.status),
-            first.map(|g| format!("<code>{}</code>", esc(&g))).unwrap_or_else(|| "intact".into())
+            first.map(|g| format!("<code>{}</code>", esc(g.name()))).unwrap_or_else(|| "intact".into())
         ));
         whys.insert(rid.to_hex(), w.to_json());
     }

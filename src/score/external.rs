@@ -87,8 +87,7 @@ impl External {
     }
 
     fn parse(&self, line: &str) -> Result<Scores, ScoreError> {
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| {
+        let v: Value = serde_json::from_str(line).map_err(|e| {
             self.fail(ScoreProblem::NotJson {
                 answer: line.to_string(),
                 reason: e.to_string(),

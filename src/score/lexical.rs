@@ -10,11 +10,11 @@
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
+use super::{ScoreError, Scorer, Scores};
 use crate::text::{
     for_each_word, identifiers, says_not_sure, sentences, stem, Fnv, IdKind, Ident, ANTONYMS,
     FAILURES, HEDGES, NEGATIONS, STOP,
 };
-use super::{ScoreError, Scorer, Scores};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;

@@ -455,7 +455,11 @@ pub trait Read: sealed::Sealed {
     /// The stored hash of the perfect subtree at `level` (1 or more), `index`, of the Merkle
     /// log; level 0 is the log itself ([`Read::rid_at`]).
     fn subtree(&self, level: u8, index: u64) -> Result<Option<[u8; 32]>> {
-        Ok(self.tx().table(MERKLE)?.get((level, index))?.map(|g| g.value()))
+        Ok(self
+            .tx()
+            .table(MERKLE)?
+            .get((level, index))?
+            .map(|g| g.value()))
     }
 
     /// The size and root of the last checkpoint signed over this ledger, as the ledger records

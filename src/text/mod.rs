@@ -428,4 +428,3 @@ pub fn says_not_sure(text: &str) -> bool {
         .windows(8)
         .any(|w| w.eq_ignore_ascii_case(b"not sure"))
 }
-

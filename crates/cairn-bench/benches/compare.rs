@@ -9,8 +9,8 @@
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{encode, Author, Kind, Record, Rid, Summary};
-use cairn_bench::{Shape, Step, Workload};
 use cairn::{Ledger, Read};
+use cairn_bench::{Shape, Step, Workload};
 use rusqlite::{params, Connection};
 use serde_json::json;
 use std::path::Path;

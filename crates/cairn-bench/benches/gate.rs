@@ -3,8 +3,8 @@
 //! Run with `cargo bench --bench gate [-- COMPACTIONS]`.
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
-use cairn_bench::{first_window, Shape};
 use cairn::Ledger;
+use cairn_bench::{first_window, Shape};
 use std::time::Instant;
 
 fn main() {
@@ -34,15 +34,10 @@ fn main() {
         times.push(t.elapsed().as_secs_f64() * 1000.0);
         admitted += usize::from(o.admitted);
         if run == 0 && std::env::var_os("CAIRN_BENCH_VERBOSE").is_some() {
-            let mut gates: Vec<&str> = o.findings.iter().map(|f| f.gate.as_str()).collect();
+            let mut gates: Vec<&str> = o.findings.iter().map(|f| f.gate.name()).collect();
             gates.dedup();
             eprintln!("first compaction's findings: {gates:?}");
-            for f in o
-                .findings
-                .iter()
-                .filter(|f| cairn::gate::names::refuses(&f.gate))
-                .take(3)
-            {
+            for f in o.findings.iter().filter(|f| f.gate.refuses()).take(3) {
                 eprintln!("  {}: {}", f.gate, f.detail);
             }
         }

@@ -4,8 +4,8 @@
 use cairn::gate::Gatekeeper;
 use cairn::record::{encode, Kind, Record, Rid};
 use cairn::score::{Lexical, Scorer};
-use cairn_bench::{first_window, Shape, Step, Workload};
 use cairn::Ledger;
+use cairn_bench::{first_window, Shape, Step, Workload};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 

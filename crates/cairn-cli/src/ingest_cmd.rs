@@ -2,8 +2,8 @@
 
 use crate::Failure;
 use cairn::gate::Gatekeeper;
-use cairn::ingest::{apply_line, read_line, LineError, LineRead, LineResult, MAX_LINE_BYTES};
 use cairn::ingest::line_result;
+use cairn::ingest::{apply_line, read_line, LineError, LineRead, LineResult, MAX_LINE_BYTES};
 use cairn::Ledger;
 use std::io::{BufRead, BufReader, Read as _, Write};
 use std::path::Path;

@@ -101,5 +101,4 @@ pub fn fingerprint(t: &Tmp) -> (String, String) {
 /// The redb tables that tests damaging a file on purpose write to: the store's own definitions
 /// are private, so the tests declare the few they need, by name and type (SPEC.md section 4).
 pub const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
-pub const MERKLE: redb::TableDefinition<(u8, u64), [u8; 32]> =
-    redb::TableDefinition::new("merkle");
+pub const MERKLE: redb::TableDefinition<(u8, u64), [u8; 32]> = redb::TableDefinition::new("merkle");

@@ -1,0 +1,121 @@
+//! The pinned reference: a stream's pinned items, the classifier's items no pin covers, and
+//! whether an action does what a pinned prohibition forbids (SPEC.md sections 8.3 and 8.4).
+
+use crate::error::Result;
+use crate::record::{Pin, PinItem, Record, Rid};
+use crate::store::{Item, Read};
+use crate::text::content;
+use std::collections::HashSet;
+
+/// Every pinned item of a stream, with its pin's name.
+pub fn pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
+    let mut out = Vec::new();
+    for (name, rid) in read.pins(stream)? {
+        if let Some(Record::Pin(p)) = read.get(&rid)? {
+            out.extend(p.items.into_iter().map(|i| (name.clone(), i)));
+        }
+    }
+    Ok(out)
+}
+
+/// The classifier's items in a stream's raw spans that no pin covers: a pin item covers an
+/// item when it cites the same span, or when most of its words are in the item's text.
+pub(crate) fn unpinned<R: Read>(
+    read: &R,
+    stream: &str,
+    pins: &[(String, PinItem)],
+) -> Result<Vec<Item>> {
+    let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p)| p.witness).collect();
+    let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p)| key_words(&p.text)).collect();
+    let mut out = Vec::new();
+    for item in read.items(stream)? {
+        if witnessed.contains(&item.span) {
+            continue;
+        }
+        let have = content(&item.text);
+        if !pin_words.iter().any(|want| share_met(want, &have) >= 0.5) {
+            out.push(item);
+        }
+    }
+    Ok(out)
+}
+
+/// A pin of classifier items, each witnessed by the span it was found in: what
+/// `cairn pin --auto` writes.
+pub fn pin_of(stream: &str, name: &str, items: &[Item]) -> Pin {
+    Pin {
+        stream: stream.to_string(),
+        name: name.to_string(),
+        items: items
+            .iter()
+            .map(|i| PinItem {
+                class: i.class,
+                text: i.text.clone(),
+                witness: Some(i.span),
+            })
+            .collect(),
+    }
+}
+
+/// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
+/// batch: what `cairn pin --auto` pins.
+pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<Item>> {
+    let pins = pinned_items(read, stream)?;
+    unpinned(read, stream, &pins)
+}
+
+const CUES: &[&str] = &[
+    "run", "ever", "please", "use", "again", "any", "must", "avoid",
+];
+
+/// Verbs that do the same thing to a system, for matching actions against prohibitions.
+const SAME_DEED: &[&[&str]] = &[
+    &["bump", "upgrade", "update", "install", "raise"],
+    &[
+        "drop", "delete", "remove", "truncate", "rm", "purge", "wipe",
+    ],
+    &["push", "deploy", "publish", "release", "ship"],
+    &["restart", "reboot", "kill", "stop"],
+];
+
+fn key_words(item: &str) -> Vec<String> {
+    content(item)
+        .into_iter()
+        .filter(|w| !CUES.contains(&w.as_str()))
+        .collect()
+}
+
+fn meets(want: &str, have: &[String]) -> bool {
+    let same = |h: &str| {
+        h == want || (want.len() >= 4 && h.len() >= 4 && h.chars().take(4).eq(want.chars().take(4)))
+    };
+    have.iter().any(|h| {
+        same(h)
+            || SAME_DEED
+                .iter()
+                .any(|g| g.contains(&want) && g.contains(&h.as_str()))
+    })
+}
+
+/// The share of `want` met in `have` (0 when `want` is empty).
+fn share_met(want: &[String], have: &[String]) -> f64 {
+    if want.is_empty() {
+        return 0.0;
+    }
+    want.iter().filter(|w| meets(w, have)).count() as f64 / want.len() as f64
+}
+
+/// Whether a pin item's words are mostly present in a text.
+fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
+    let want = key_words(item);
+    !want.is_empty() && share_met(&want, &content(text)) >= share
+}
+
+/// Whether an action does what a prohibition forbids: the forbidden deed (its first key word,
+/// or a verb that does the same) is in the action, and most of the prohibition's words are.
+pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> bool {
+    let want = key_words(prohibition);
+    let have: Vec<String> = content(action);
+    want.first().is_some_and(|deed| meets(deed, &have))
+        && mostly_contains(prohibition, action, share)
+}

@@ -1,0 +1,79 @@
+//! Re-grounding (SPEC.md section 8.2): a claim re-checked against its raw-span ancestors,
+//! which the ledger keeps after eviction.
+
+use super::rules::quote;
+use super::view::View;
+use super::{unit, Gatekeeper, RegroundOutcome};
+use crate::error::{not_a, Result};
+use crate::record::{Kind, Reground, Rid};
+use crate::store::{Batch, Read};
+use crate::text::identifiers;
+
+impl Gatekeeper {
+    /// Re-checks a claim against its raw-span ancestors (kept after eviction). When they entail
+    /// it, appends a Reground record, which makes the claim verified and resets its depth.
+    pub fn reground(&self, batch: &mut Batch, claim: Rid) -> Result<RegroundOutcome> {
+        let mut view = View::new(&*batch);
+        let Some(c) = view.claim(claim)? else {
+            let found = view.read.kind_of(&claim)?;
+            return Err(not_a(claim, Kind::Claim, found));
+        };
+        let (spans, _) = view.ancestry(claim)?;
+        drop(view);
+        if spans.is_empty() {
+            return Ok(RegroundOutcome::NotEntailed {
+                best: 0.0,
+                reason: format!(
+                    "claim {} has no raw-span ancestor to re-check against",
+                    quote(&c.text)
+                ),
+            });
+        }
+        let joined: String = spans
+            .iter()
+            .map(|(_, s)| s.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let drift: Vec<String> = identifiers(&c.text)
+            .into_iter()
+            .filter(|i| !joined.contains(&i.text))
+            .map(|i| i.text)
+            .collect();
+        let mut entailing = Vec::new();
+        let mut best = 0.0f64;
+        for (rid, s) in &spans {
+            let e = self.score(&c.text, &s.text)?.entailment;
+            best = best.max(e);
+            if e >= self.policy.raw_entailment {
+                entailing.push(*rid);
+            }
+        }
+        let whole = self.score(&c.text, &joined)?.entailment;
+        best = best.max(whole);
+        if entailing.is_empty() && whole >= self.policy.raw_entailment {
+            entailing = spans.iter().map(|(r, _)| *r).collect();
+        }
+        if !drift.is_empty() || entailing.is_empty() {
+            let reason = if drift.is_empty() {
+                format!(
+                    "its raw-span ancestors do not entail claim {} (best entailment {best:.2}, below {:.2})",
+                    quote(&c.text),
+                    self.policy.raw_entailment
+                )
+            } else {
+                format!(
+                    "claim {} states {}, which none of its raw-span ancestors contains",
+                    quote(&c.text),
+                    drift.join(", ")
+                )
+            };
+            return Ok(RegroundOutcome::NotEntailed { best, reason });
+        }
+        let appended = batch.append(Reground {
+            claim,
+            spans: entailing,
+            score: unit(best),
+        })?;
+        Ok(RegroundOutcome::Regrounded(appended))
+    }
+}

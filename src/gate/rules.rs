@@ -1,0 +1,413 @@
+//! One function per gate rule (SPEC.md section 8.1), each returning its finding or nothing.
+//! The gatekeeper, the sweep (`cairn gates`) and `why` call these, so a rule and the sentence
+//! it reports live in one place; the callers differ only in where they read the facts from.
+
+use super::Policy;
+use crate::record::{
+    Action, Claim, Finding, Gate, Origin, PinClass, PinItem, Record, Rid, Role, Span, Status,
+};
+use crate::store::Item;
+use crate::text::{identifiers, is_hedged};
+
+/// A text shortened for a sentence: its first 60 characters, quoted.
+pub(crate) fn quote(s: &str) -> String {
+    let mut q: String = s.chars().take(60).collect();
+    if q.len() < s.len() {
+        q.push_str(" ...");
+    }
+    format!("'{q}'")
+}
+
+fn finding(gate: Gate, subject: Rid, detail: String) -> Finding {
+    Finding {
+        gate,
+        subject,
+        detail,
+    }
+}
+
+/// `missing-origin`: a claim without one of the four origin tags.
+pub(crate) fn missing_origin(rid: Rid, claim: &Claim) -> Option<Finding> {
+    let q = quote(&claim.text);
+    let detail = match &claim.origin {
+        Origin::Missing => format!(
+            "claim {q} has no origin tag; tag it user-said, tool-output, hedged or inferred"
+        ),
+        Origin::Other(t) => format!(
+            "claim {q} has the unknown origin tag '{t}'; use user-said, tool-output, hedged or inferred"
+        ),
+        _ => return None,
+    };
+    Some(finding(Gate::MissingOrigin, rid, detail))
+}
+
+/// `unanchored-claim`: no raw-span ancestor through any chain of witnesses.
+pub(crate) fn unanchored_claim(rid: Rid, claim: &Claim, anchored: bool) -> Option<Finding> {
+    (!anchored).then(|| {
+        finding(Gate::UnanchoredClaim, rid, format!(
+            "claim {} has no raw-span ancestor through any chain of witnesses; cite the spans it comes from",
+            quote(&claim.text)
+        ))
+    })
+}
+
+/// `identifier-drift`: an identifier of the claim that no raw-span ancestor's text holds
+/// verbatim.
+pub(crate) fn identifier_drift(rid: Rid, claim: &Claim, raw: &[&str]) -> Option<Finding> {
+    let drift: Vec<String> = identifiers(&claim.text)
+        .into_iter()
+        .filter(|i| !raw.iter().any(|t| t.contains(&i.text)))
+        .map(|i| i.text)
+        .collect();
+    (!drift.is_empty()).then(|| {
+        finding(Gate::IdentifierDrift, rid, format!(
+            "claim {} states {}, which no raw-span ancestor contains verbatim; copy identifiers, never paraphrase them",
+            quote(&claim.text),
+            drift.join(", ")
+        ))
+    })
+}
+
+/// The role a claim's origin tag says its evidence came from, with the tag and the speaker.
+fn wanted_role(origin: &Origin) -> Option<(Role, &'static str, &'static str)> {
+    match origin {
+        Origin::UserSaid => Some((Role::User, "user-said", "user")),
+        Origin::ToolOutput => Some((Role::Tool, "tool-output", "tool")),
+        _ => None,
+    }
+}
+
+/// `origin-mismatch`: user-said without a user span among the raw ancestors, tool-output
+/// without a tool span. `roles` are the raw ancestors' roles.
+pub(crate) fn origin_mismatch(
+    rid: Rid,
+    claim: &Claim,
+    anchored: bool,
+    roles: &[Role],
+) -> Option<Finding> {
+    let (role, tag, who) = wanted_role(&claim.origin)?;
+    (anchored && !roles.contains(&role)).then(|| {
+        finding(
+            Gate::OriginMismatch,
+            rid,
+            format!(
+                "claim {} is tagged {tag}, but no {who} span is among its raw-span ancestors",
+                quote(&claim.text)
+            ),
+        )
+    })
+}
+
+/// A direct witness of a claim, as `hedge-stripped` reads it.
+pub(crate) enum Witness<'a> {
+    /// A raw span.
+    Span(&'a Span),
+    /// An earlier claim.
+    Claim(&'a Claim),
+}
+
+impl Witness<'_> {
+    /// A span or a claim as a witness.
+    pub(crate) fn of(record: &Record) -> Option<Witness<'_>> {
+        match record {
+            Record::Span(s) => Some(Witness::Span(s)),
+            Record::Claim(c) => Some(Witness::Claim(c)),
+            _ => None,
+        }
+    }
+
+    /// Whether it is hedged: a span with a hedge word, or a hedged or inferred claim.
+    fn hedged(&self) -> bool {
+        match self {
+            Witness::Span(s) => is_hedged(&s.text),
+            Witness::Claim(c) => matches!(c.origin, Origin::Hedged | Origin::Inferred),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Witness::Span(s) => format!("turn {}: {}", s.turn, quote(&s.text)),
+            Witness::Claim(c) => format!("claim {}", quote(&c.text)),
+        }
+    }
+}
+
+/// `hedge-stripped`: a user-said or tool-output claim whose every direct witness is hedged.
+pub(crate) fn hedge_stripped(
+    rid: Rid,
+    claim: &Claim,
+    witnesses: &[Witness<'_>],
+) -> Option<Finding> {
+    let (_, tag, _) = wanted_role(&claim.origin)?;
+    if witnesses.is_empty() || !witnesses.iter().all(Witness::hedged) {
+        return None;
+    }
+    let support: Vec<String> = witnesses.iter().map(Witness::describe).collect();
+    Some(finding(
+        Gate::HedgeStripped,
+        rid,
+        format!(
+            "claim {} is tagged {tag}, but its only support is hedged ({}); keep the hedge",
+            quote(&claim.text),
+            support.join("; ")
+        ),
+    ))
+}
+
+/// The best scores of a claim against the raw spans judged for it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Best {
+    /// The best entailment.
+    pub entailment: f64,
+    /// The best similarity.
+    pub similarity: f64,
+    /// The turn of the most similar span.
+    pub near: Option<u64>,
+}
+
+/// `fabricated-claim`: similar to its best raw span but entailed by none; never for a claim
+/// that is unanchored or was re-grounded.
+pub(crate) fn fabricated_claim(
+    rid: Rid,
+    claim: &Claim,
+    grounding: Grounding,
+    best: Best,
+    policy: &Policy,
+) -> Option<Finding> {
+    let fabricated = grounding.anchored
+        && !grounding.regrounded
+        && best.similarity >= policy.fabrication_similarity
+        && best.entailment < policy.raw_entailment;
+    fabricated.then(|| {
+        let near = best.near.map(|t| format!("turn {t}")).unwrap_or_default();
+        finding(Gate::FabricatedClaim, rid, format!(
+            "claim {} resembles {near} (similarity {:.2}) but no raw span entails it (best entailment {:.2}, below {:.2})",
+            quote(&claim.text),
+            best.similarity,
+            best.entailment,
+            policy.raw_entailment
+        ))
+    })
+}
+
+/// Whether a claim has a raw-span ancestor, and whether it was re-grounded since.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Grounding {
+    /// A raw span is reachable through its witnesses.
+    pub anchored: bool,
+    /// A Reground record verified it.
+    pub regrounded: bool,
+}
+
+/// `laundered-claim`: an anchored claim, not re-grounded, none of whose direct witnesses is a
+/// raw span of its source window (`rests_on_raw` false): it rests on earlier claims. `window`
+/// names that window in the sentence, when there is one (a summary's).
+pub(crate) fn laundered_claim(
+    rid: Rid,
+    claim: &Claim,
+    grounding: Grounding,
+    rests_on_raw: bool,
+    window: Option<&str>,
+) -> Option<Finding> {
+    (grounding.anchored && !grounding.regrounded && !rests_on_raw).then(|| {
+        let of = window.map(|w| format!(" of {w}")).unwrap_or_default();
+        finding(Gate::LaunderedClaim, rid, format!(
+            "claim {} rests on earlier claims, not on a raw span{of}; it stays unverified until re-grounded",
+            quote(&claim.text)
+        ))
+    })
+}
+
+/// The laundering-rate threshold of a summary: the policy's, scaled down in proportion when
+/// the budget shrinks against the parent summary's.
+pub(crate) fn laundering_threshold(
+    policy: &Policy,
+    budget: u64,
+    parent: Option<u64>,
+) -> (f64, String) {
+    match parent {
+        Some(p) if p > 0 && budget < p => (
+            policy.laundering_rate * budget as f64 / p as f64,
+            format!(" (scaled by budget {budget}/{p})"),
+        ),
+        _ => (policy.laundering_rate, String::new()),
+    }
+}
+
+/// `laundering-rate`: laundered actionable claims / actionable claims above the threshold.
+pub(crate) fn laundering_rate(
+    rid: Rid,
+    laundered: usize,
+    actionable: usize,
+    (threshold, scaled): (f64, String),
+) -> Option<Finding> {
+    if actionable == 0 {
+        return None;
+    }
+    let rate = laundered as f64 / actionable as f64;
+    (rate > threshold).then(|| {
+        finding(Gate::LaunderingRate, rid, format!(
+            "{laundered} of {actionable} actionable claims are laundered ({rate:.2}), above the threshold {threshold:.3}{scaled}; re-derive them from raw spans or re-ground them"
+        ))
+    })
+}
+
+/// Who found that a span contradicts a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum FoundBy {
+    /// A recorded `contradicts` judgement on the claim or a claim it carries forward.
+    Judgement,
+    /// The scorer, at the gate.
+    Scorer,
+}
+
+/// `evicted-disconfirmer`: a summary evicted `span`, which contradicts `claim`, a claim the
+/// summary keeps. `span` is the evicted span, when it is in the ledger.
+pub(crate) fn evicted_disconfirmer(
+    summary: Rid,
+    claim: &Claim,
+    span: (Rid, Option<&Span>),
+    by: FoundBy,
+) -> Finding {
+    let what = match span.1 {
+        Some(s) => format!("turn {} ({})", s.turn, quote(&s.text)),
+        None => span.0.to_string(),
+    };
+    let by = match by {
+        FoundBy::Judgement => "a recorded judgement",
+        FoundBy::Scorer => "the scorer",
+    };
+    finding(Gate::EvictedDisconfirmer, summary, format!(
+        "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",
+        quote(&claim.text)
+    ))
+}
+
+/// `depth-exceeded`: a summary deeper than the policy's `max_depth`.
+pub(crate) fn depth_exceeded(rid: Rid, depth: u32, policy: &Policy) -> Option<Finding> {
+    (depth > policy.max_depth).then(|| {
+        finding(Gate::DepthExceeded, rid, format!(
+            "this is self-authored summary {depth} in a row since the last grounding, more than {}; re-ground against the raw spans or use a separate pass",
+            policy.max_depth
+        ))
+    })
+}
+
+/// `unpinned-reference`: the stream's raw spans hold decision-relevant items no pin covers.
+pub(crate) fn unpinned_reference(subject: Rid, stream: &str, items: &[Item]) -> Option<Finding> {
+    if items.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = items
+        .iter()
+        .take(5)
+        .map(|i| format!("turn {}: {} {}", i.turn, i.class.name(), quote(&i.text)))
+        .collect();
+    Some(finding(Gate::UnpinnedReference, subject, format!(
+        "cannot compact stream {stream}: unpinned reference, {} decision-relevant item{} ({}{}); pin them (cairn pin --auto {stream} NAME) or extend the budget",
+        items.len(),
+        if items.len() == 1 { "" } else { "s" },
+        shown.join("; "),
+        if items.len() > 5 { "; ..." } else { "" }
+    )))
+}
+
+/// `pin-loss`: reference-anchored fidelity below the policy's, or any pinned prohibition lost.
+/// `lost` holds each lost item with its pin's name.
+pub(crate) fn pin_loss(
+    rid: Rid,
+    stream: &str,
+    fidelity: f64,
+    lost: &[(String, PinItem)],
+    policy: &Policy,
+) -> Option<Finding> {
+    let prohibition_lost = lost.iter().any(|(_, i)| i.class == PinClass::Prohibition);
+    if fidelity >= policy.fidelity && !prohibition_lost {
+        return None;
+    }
+    let names: Vec<String> = lost
+        .iter()
+        .map(|(n, i)| format!("{} {} (pin {n})", i.class.name(), quote(&i.text)))
+        .collect();
+    Some(finding(Gate::PinLoss, rid, format!(
+        "cannot compact stream {stream}: pin-loss, reference-anchored fidelity {fidelity:.2} (threshold {:.2}){}; lost: {}",
+        policy.fidelity,
+        if prohibition_lost { ", and a pinned prohibition is lost" } else { "" },
+        names.join(", ")
+    )))
+}
+
+/// What an action's reliance on a claim rests on, for `irreversible-unverified`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reliance {
+    /// The claim's status now.
+    pub status: Status,
+    /// Its depth in claims, when anchored.
+    pub depth: Option<u32>,
+    /// The depth of the chain of self-authored summaries that carries it (0 when none does).
+    pub chain: u32,
+}
+
+/// `irreversible-unverified`: an irreversible action relies on a claim that is not verified,
+/// is hedged, is deeper than `max_depth`, or is carried by a chain deeper than `max_depth`.
+pub(crate) fn irreversible_unverified(
+    action: &Action,
+    rid: Rid,
+    claim: &Claim,
+    reliance: Reliance,
+    policy: &Policy,
+) -> Option<Finding> {
+    if !action.irreversible {
+        return None;
+    }
+    let mut why = Vec::new();
+    if reliance.status != Status::Verified {
+        why.push(format!("it is {}", reliance.status.name()));
+    }
+    if claim.origin == Origin::Hedged {
+        why.push("it is hedged".to_string());
+    }
+    if let Some(d) = reliance.depth.filter(|d| *d > policy.max_depth) {
+        why.push(format!("it is {d} claims deep"));
+    }
+    if reliance.chain > policy.max_depth {
+        why.push(format!(
+            "it is carried by a chain of {} self-authored summaries",
+            reliance.chain
+        ));
+    }
+    (!why.is_empty()).then(|| {
+        finding(
+            Gate::IrreversibleUnverified,
+            rid,
+            format!(
+                "irreversible action {} relies on claim {}, and {}; re-ground the claim first",
+                quote(&action.text),
+                quote(&claim.text),
+                why.join(" and ")
+            ),
+        )
+    })
+}
+
+/// `prohibited-action`: the action does what a pinned prohibition forbids (SPEC.md 8.4).
+pub(crate) fn prohibited_action(
+    rid: Rid,
+    action: &Action,
+    (pin, item): (&str, &PinItem),
+    policy: &Policy,
+) -> Option<Finding> {
+    let matches = item.class == PinClass::Prohibition
+        && super::pins::prohibits(&item.text, &action.text, policy.prohibition_match);
+    matches.then(|| {
+        finding(
+            Gate::ProhibitedAction,
+            rid,
+            format!(
+                "action {} matches pinned prohibition {} (pin {pin}); refused",
+                quote(&action.text),
+                quote(&item.text)
+            ),
+        )
+    })
+}

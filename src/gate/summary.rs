@@ -1,0 +1,384 @@
+//! Judging a compaction: every claim of a summary against the rules, then the summary's own
+//! rules (laundering rate, depth) and its pinned reference (unpinned items, pin loss). The
+//! findings come out in that order, claim by claim, as a verdict stores them.
+
+use super::pins::{pinned_items, unpinned};
+use super::rules::{self, Best, FoundBy, Grounding, Witness};
+use super::view::{rank_many, View, Vocab};
+use super::{Gatekeeper, Judged};
+use crate::error::Result;
+use crate::record::{
+    Claim, ClaimStatus, Finding, PinItem, Record, Rid, Role, Span, Status, Summary,
+};
+use crate::store::{Batch, Read};
+use std::collections::{BTreeSet, HashSet};
+
+/// The summary's source window as the claims are judged against it: the spans it covers, in
+/// rid order, and the spans it evicts.
+struct Window {
+    covers: Vec<(Rid, Span)>,
+    evicts: HashSet<Rid>,
+}
+
+/// One claim of the summary, and the covered spans most like it.
+struct ClaimAt<'a> {
+    rid: Rid,
+    claim: &'a Claim,
+    vocab: &'a Vocab,
+    near: &'a [usize],
+}
+
+/// What judging one claim found beyond its findings.
+struct ClaimCheck {
+    status: Status,
+    laundered: bool,
+}
+
+/// Whether a claim's provenance flags make it unverified: a drifted identifier, an origin
+/// mismatch or a stripped hedge.
+#[derive(Default)]
+struct Flags {
+    drift: bool,
+    weak: bool,
+}
+
+impl Gatekeeper {
+    /// The findings, claim statuses and reference-anchored fidelity of a summary just
+    /// appended as `rid`.
+    pub(super) fn judge_summary(&self, batch: &Batch, s: &Summary, rid: Rid) -> Result<Judged> {
+        let mut view = View::new(batch);
+        let mut window = Window {
+            covers: Vec::new(),
+            evicts: s.evicts.iter().copied().collect(),
+        };
+        for c in &s.covers {
+            if let Some(sp) = view.span(*c)? {
+                window.covers.push((*c, sp));
+            }
+        }
+        let mut claims = Vec::new();
+        for c in &s.claims {
+            if let Some(claim) = view.claim(*c)? {
+                claims.push((*c, claim));
+            }
+        }
+        // The covered spans most like each claim, found for all claims at once.
+        let cover_vocabs: Vec<Vocab> = (window.covers.iter())
+            .map(|(r, sp)| view.vocab(*r, sp))
+            .collect();
+        let vocabs: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
+        let queries: Vec<&Vocab> = vocabs.iter().collect();
+        let ranked = rank_many(&queries, &cover_vocabs, self.prefilter_share());
+        let mut judged = Judged::default();
+        let (mut actionable, mut laundered) = (0usize, 0usize);
+        for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
+            let at = ClaimAt {
+                rid: *rid,
+                claim,
+                vocab,
+                near,
+            };
+            let check = self.judge_claim(&mut view, at, &window, &mut judged.findings)?;
+            if claim.actionable {
+                actionable += 1;
+                laundered += usize::from(check.laundered);
+            }
+            let status = check.status;
+            judged.claims.push(ClaimStatus {
+                claim: *rid,
+                status,
+            });
+        }
+        let parent = match s.parent {
+            Some(p) => match batch.get(&p)? {
+                Some(Record::Summary(p)) => Some(p.budget),
+                _ => None,
+            },
+            None => None,
+        };
+        let threshold = rules::laundering_threshold(&self.policy, s.budget, parent);
+        (judged.findings).extend(rules::laundering_rate(
+            rid, laundered, actionable, threshold,
+        ));
+        if let Some(f) = batch.facts(&rid)? {
+            let depth = f.depth.unwrap_or(0);
+            (judged.findings).extend(rules::depth_exceeded(rid, depth, &self.policy));
+        }
+        judged.anchored = self.reference(&mut view, s, rid, &window, &claims, &mut judged)?;
+        Ok(judged)
+    }
+
+    /// Every rule about one claim, in the order a verdict lists them, and its status.
+    fn judge_claim<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        at: ClaimAt<'_>,
+        window: &Window,
+        findings: &mut Vec<Finding>,
+    ) -> Result<ClaimCheck> {
+        let (rid, claim) = (at.rid, at.claim);
+        let grounding = Grounding {
+            anchored: view.read.facts(&rid)?.is_some_and(|f| f.anchored),
+            regrounded: view.read.regrounded(&rid)?.is_some(),
+        };
+        findings.extend(rules::missing_origin(rid, claim));
+        findings.extend(rules::unanchored_claim(rid, claim, grounding.anchored));
+        let (ancestors, carried) = view.ancestry(rid)?;
+        let flags = provenance(view, rid, claim, grounding, &ancestors, findings)?;
+        // Fabrication: similar to the best raw span, but not entailed by any. The raw spans
+        // judged are the claim's own ancestors and the covered spans most like it.
+        let mut raw: Vec<(Rid, Span)> = ancestors;
+        for c in at.near.iter().map(|i| &window.covers[*i]) {
+            if !raw.iter().any(|(r, _)| *r == c.0) {
+                raw.push(c.clone());
+            }
+        }
+        let best = self.best(&claim.text, &raw)?;
+        let fabricated = rules::fabricated_claim(rid, claim, grounding, best, &self.policy);
+        let fabricated = fabricated.map(|f| findings.push(f)).is_some();
+        let direct: Vec<&(Rid, Span)> = (window.covers.iter())
+            .filter(|(r, _)| claim.witnesses.contains(r))
+            .collect();
+        let window_name = Some("this summary's source window");
+        let laundered =
+            rules::laundered_claim(rid, claim, grounding, !direct.is_empty(), window_name);
+        let laundered = laundered.map(|f| findings.push(f)).is_some();
+        let mut entailed = false;
+        for (_, sp) in &direct {
+            entailed |= self.score(&claim.text, &sp.text)?.entailment >= self.policy.raw_entailment;
+        }
+        self.disconfirmers(view, &at, &carried, window, findings)?;
+        let status = if !grounding.anchored {
+            Status::Unanchored
+        } else if fabricated {
+            Status::Fabricated
+        } else if grounding.regrounded || (entailed && !flags.weak && !flags.drift) {
+            Status::Verified
+        } else {
+            Status::Unverified
+        };
+        Ok(ClaimCheck { status, laundered })
+    }
+
+    /// The best entailment and similarity of a claim against some raw spans, and the turn of
+    /// the most similar.
+    fn best(&self, claim: &str, spans: &[(Rid, Span)]) -> Result<Best> {
+        let mut best = Best::default();
+        for (_, s) in spans {
+            let sc = self.score(claim, &s.text)?;
+            best.entailment = best.entailment.max(sc.entailment);
+            if sc.similarity > best.similarity {
+                best.similarity = sc.similarity;
+                best.near = Some(s.turn);
+            }
+        }
+        Ok(best)
+    }
+
+    /// `evicted-disconfirmer` for one claim: recorded judgements on the claim or on any claim
+    /// it carries forward, and evicted spans the scorer finds contradicting it.
+    fn disconfirmers<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        at: &ClaimAt<'_>,
+        carried: &[Rid],
+        window: &Window,
+        findings: &mut Vec<Finding>,
+    ) -> Result<()> {
+        let mut found = BTreeSet::new();
+        for sp in view.judged_contradicting(carried, &window.evicts)? {
+            found.insert((sp, FoundBy::Judgement));
+        }
+        let mut evicted = Vec::new();
+        for sp in &window.evicts {
+            if !found.iter().any(|(r, _)| r == sp) {
+                if let Some(span) = view.span(*sp)? {
+                    evicted.push((*sp, span));
+                }
+            }
+        }
+        evicted.sort_by_key(|(r, _)| *r);
+        for (sp, span) in view.candidates(at.vocab, &evicted, crate::score::TOPIC) {
+            if self.score(&at.claim.text, &span.text)?.contradiction >= self.policy.contradiction {
+                found.insert((*sp, FoundBy::Scorer));
+            }
+        }
+        for (sp, by) in found {
+            let span = view.span(sp)?;
+            findings.push(rules::evicted_disconfirmer(
+                at.rid,
+                at.claim,
+                (sp, span.as_ref()),
+                by,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `unpinned-reference` and `pin-loss`; returns the reference-anchored fidelity.
+    fn reference<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        s: &Summary,
+        rid: Rid,
+        window: &Window,
+        claims: &[(Rid, Claim)],
+        judged: &mut Judged,
+    ) -> Result<Option<f64>> {
+        let pins = pinned_items(view.read, &s.stream)?;
+        let items = unpinned(view.read, &s.stream, &pins)?;
+        (judged.findings).extend(rules::unpinned_reference(rid, &s.stream, &items));
+        if pins.is_empty() {
+            return Ok(None);
+        }
+        // The window after this summary: spans not evicted before, and not evicted now.
+        let left: Vec<Rid> = (view.read.unevicted_spans(&s.stream)?.into_iter())
+            .filter(|r| !window.evicts.contains(r))
+            .collect();
+        let pending = self.kept_by_claims(view, &pins, &left, claims)?;
+        let lost = self.lost_in_window(view, &pending, &left)?;
+        let fidelity = 1.0 - lost.len() as f64 / pins.len() as f64;
+        let loss = rules::pin_loss(rid, &s.stream, fidelity, &lost, &self.policy);
+        judged.findings.extend(loss);
+        Ok(Some(fidelity))
+    }
+
+    /// The pinned items a summary does not obviously keep: those whose witness span leaves the
+    /// window, that no claim derived from that span keeps without contradicting, and that no
+    /// claim entails. Each comes with its pin's name and its prefixes.
+    fn kept_by_claims<'p, R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        pins: &'p [(String, PinItem)],
+        left: &[Rid],
+        claims: &[(Rid, Claim)],
+    ) -> Result<Vec<(&'p String, &'p PinItem, Vocab)>> {
+        let left: HashSet<Rid> = left.iter().copied().collect();
+        // Claims as texts to rank by overlap, in the shape `candidates` takes.
+        let claim_spans: Vec<(Rid, Span)> =
+            (claims.iter()).map(|(r, c)| (*r, as_span(c))).collect();
+        let mut ancestors: Vec<HashSet<Rid>> = Vec::new();
+        for (c, _) in claims {
+            let (spans, _) = view.ancestry(*c)?;
+            ancestors.push(spans.into_iter().map(|(r, _)| r).collect());
+        }
+        let share = self.prefilter_share();
+        let mut pending = Vec::new();
+        for (pin_name, item) in pins {
+            if item.witness.is_some_and(|w| left.contains(&w)) {
+                continue;
+            }
+            // A claim derived from the span the item was pinned from keeps the item unless it
+            // contradicts it.
+            let mut kept = false;
+            for ((_, claim), anc) in claims.iter().zip(&ancestors) {
+                if item.witness.is_some_and(|w| anc.contains(&w)) {
+                    kept = self.score(&claim.text, &item.text)?.contradiction
+                        < self.policy.contradiction;
+                    if kept {
+                        break;
+                    }
+                }
+            }
+            // Otherwise a claim must entail it.
+            let item_vocab = Vocab::of(&item.text);
+            if !kept {
+                for (_, sp) in view.candidates(&item_vocab, &claim_spans, share) {
+                    if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
+                        kept = true;
+                        break;
+                    }
+                }
+            }
+            if !kept {
+                pending.push((pin_name, item, item_vocab));
+            }
+        }
+        Ok(pending)
+    }
+
+    /// The pending pinned items that no span left in the window entails, looked for all at
+    /// once among the window spans most like them.
+    fn lost_in_window<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        pending: &[(&String, &PinItem, Vocab)],
+        left: &[Rid],
+    ) -> Result<Vec<(String, PinItem)>> {
+        let mut lost = Vec::new();
+        if pending.is_empty() {
+            return Ok(lost);
+        }
+        let mut spans = Vec::new();
+        for w in left {
+            if let Some(Record::Span(sp)) = view.read.get_trusted(w)? {
+                spans.push((*w, sp));
+            }
+        }
+        let vocabs: Vec<Vocab> = spans.iter().map(|(r, sp)| view.vocab(*r, sp)).collect();
+        let queries: Vec<&Vocab> = pending.iter().map(|(_, _, v)| v).collect();
+        let ranked = rank_many(&queries, &vocabs, self.prefilter_share());
+        for ((pin_name, item, _), found) in pending.iter().zip(ranked) {
+            let mut kept = false;
+            for i in found {
+                let e = self.score(&item.text, &spans[i].1.text)?.entailment;
+                if e >= self.policy.raw_entailment {
+                    kept = true;
+                    break;
+                }
+            }
+            if !kept {
+                lost.push(((*pin_name).clone(), (*item).clone()));
+            }
+        }
+        Ok(lost)
+    }
+}
+
+/// A claim's text in the shape of a span, for ranking claims by overlap with a pinned item.
+fn as_span(c: &Claim) -> Span {
+    Span {
+        stream: c.stream.clone(),
+        turn: 0,
+        role: Role::Assistant,
+        tool: None,
+        text: c.text.clone(),
+    }
+}
+
+/// `identifier-drift`, `origin-mismatch` and `hedge-stripped` for one claim, from its raw-span
+/// ancestors and its direct witnesses.
+fn provenance<R: Read>(
+    view: &mut View<'_, R>,
+    rid: Rid,
+    claim: &Claim,
+    grounding: Grounding,
+    ancestors: &[(Rid, Span)],
+    findings: &mut Vec<Finding>,
+) -> Result<Flags> {
+    let mut flags = Flags::default();
+    let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
+    if let Some(f) = rules::identifier_drift(rid, claim, &raw) {
+        flags.drift = true;
+        findings.push(f);
+    }
+    let roles: Vec<Role> = ancestors.iter().map(|(_, s)| s.role).collect();
+    if let Some(f) = rules::origin_mismatch(rid, claim, grounding.anchored, &roles) {
+        flags.weak = true;
+        findings.push(f);
+    }
+    let mut direct = Vec::new();
+    for w in &claim.witnesses {
+        if let Some(sp) = view.span(*w)? {
+            direct.push(Record::Span(sp));
+        } else if let Some(c) = view.claim(*w)? {
+            direct.push(Record::Claim(c));
+        }
+    }
+    let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(Witness::of).collect();
+    if let Some(f) = rules::hedge_stripped(rid, claim, &witnesses) {
+        flags.weak = true;
+        findings.push(f);
+    }
+    Ok(flags)
+}
