@@ -207,6 +207,59 @@ pub fn apply_line(
     bytes: &[u8],
 ) -> Res<Option<LineResult>> {
     let mut ctx = Ctx { batch, line };
+    let Some(map) = parse_object(&ctx, bytes)? else {
+        return Ok(None);
+    };
+    let obj = Obj::new(&ctx, map, "")?;
+    let (record, mut claims) = parse_record(&mut ctx, &obj)?;
+    obj.check_fields(&ctx, allowed_fields(record.kind()))?;
+    let expected_rid = obj.opt_str(&ctx, "rid")?.map(str::to_string);
+    let kind = record.kind();
+    let (appended, gate_result) = match append_record(&mut ctx, gate, record)? {
+        Applied::Appended(a, o) => (a, o),
+        Applied::NotRegrounded { claim, reason } => {
+            return Ok(Some(LineResult {
+                line,
+                kind,
+                rid: claim,
+                index: 0,
+                new: false,
+                claims,
+                gate: None,
+                refused: Some(reason),
+            }))
+        }
+    };
+    if let Some(o) = &gate_result {
+        for c in &mut claims {
+            c.status = o.claims.iter().find(|s| s.claim == c.rid).map(|s| s.status);
+        }
+    }
+    if let Some(expected) = expected_rid {
+        if expected != appended.rid.to_hex() {
+            return Err(ctx.err(
+                Some("rid".into()),
+                format!(
+                    "the line says rid {expected}, but its content hashes to {}; the line was altered, or drop the rid field",
+                    appended.rid
+                ),
+            ));
+        }
+    }
+    Ok(Some(LineResult {
+        line,
+        kind,
+        rid: appended.rid,
+        index: appended.index,
+        new: appended.new,
+        claims,
+        refused: gate_result.as_ref().and_then(|o| refusal(kind, o)),
+        gate: gate_result,
+    }))
+}
+
+/// The line as one JSON object, or `None` for a blank line.
+fn parse_object(ctx: &Ctx<'_>, bytes: &[u8]) -> Res<Option<Map<String, Value>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         ctx.err(
             None,
@@ -232,26 +285,31 @@ pub fn apply_line(
             format!("malformed JSON at column {}: {e}", e.column()),
         )
     })?;
-    let Value::Object(map) = value else {
-        return Err(ctx.err(
+    match value {
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(ctx.err(
             None,
             "each line must be one JSON object with a `kind` field",
-        ));
-    };
-    let obj = Obj::new(&ctx, map, "")?;
-    let kind = obj.str(&ctx, "kind")?;
-    let (record, claims) = match kind {
-        "span" => (span(&ctx, &obj)?, Vec::new()),
+        )),
+    }
+}
+
+/// The record a line describes, by its `kind`; for a summary, also the claims it appended or
+/// carries.
+fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
+    let kind = obj.str(ctx, "kind")?;
+    Ok(match kind {
+        "span" => (span(ctx, obj)?, Vec::new()),
         "claim" => {
-            let stream = obj.str(&ctx, "stream")?.to_string();
-            (Record::Claim(claim(&ctx, &obj, &stream)?), Vec::new())
+            let stream = obj.str(ctx, "stream")?.to_string();
+            (Record::Claim(claim(ctx, obj, &stream)?), Vec::new())
         }
-        "summary" => summary(&mut ctx, &obj)?,
-        "pin" => (pin(&ctx, &obj)?, Vec::new()),
-        "judgement" => (judgement(&ctx, &obj)?, Vec::new()),
-        "verdict" => (verdict(&ctx, &obj)?, Vec::new()),
-        "action" => (action(&ctx, &obj)?, Vec::new()),
-        "reground" => (reground(&ctx, &obj)?, Vec::new()),
+        "summary" => summary(ctx, obj)?,
+        "pin" => (pin(ctx, obj)?, Vec::new()),
+        "judgement" => (judgement(ctx, obj)?, Vec::new()),
+        "verdict" => (verdict(ctx, obj)?, Vec::new()),
+        "action" => (action(ctx, obj)?, Vec::new()),
+        "reground" => (reground(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
@@ -260,36 +318,39 @@ pub fn apply_line(
                 ),
             ))
         }
-    };
-    obj.check_fields(&ctx, allowed_fields(record.kind()))?;
-    let expected_rid = obj.opt_str(&ctx, "rid")?.map(str::to_string);
-    let kind = record.kind();
-    let mut gate_result = None;
-    let mut claims = claims;
-    let appended = match record {
-        Record::Summary(sum) => {
-            let o = gate
-                .propose_summary(ctx.batch, sum)
-                .map_err(|e| ctx.store_err(None, e))?;
-            for c in &mut claims {
-                c.status = o.claims.iter().find(|s| s.claim == c.rid).map(|s| s.status);
-            }
-            let subject = o.subject;
-            gate_result = Some(o);
-            subject
-        }
-        Record::Action(a) => {
-            let o = gate
-                .propose_action(ctx.batch, a)
-                .map_err(|e| ctx.store_err(None, e))?;
-            let subject = o.subject;
-            gate_result = Some(o);
-            subject
-        }
+    })
+}
+
+/// What appending a line's record did.
+enum Applied {
+    /// It was appended (or was there already), with the gates' outcome for a proposal.
+    Appended(Appended, Option<Outcome>),
+    /// A reground line whose claim its raw spans do not entail: nothing was appended.
+    NotRegrounded {
+        /// The claim.
+        claim: Rid,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Appends a record the way its kind enters the ledger: summaries and actions through the
+/// gates, regrounds through re-grounding, verdicts only when they are there already.
+fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Applied> {
+    let gated = |o: Outcome| Applied::Appended(o.subject, Some(o));
+    Ok(match record {
+        Record::Summary(sum) => gated(
+            gate.propose_summary(ctx.batch, sum)
+                .map_err(|e| ctx.store_err(None, e))?,
+        ),
+        Record::Action(a) => gated(
+            gate.propose_action(ctx.batch, a)
+                .map_err(|e| ctx.store_err(None, e))?,
+        ),
         Record::Verdict(v) => {
             let rid = Rid::of_bytes(&crate::record::encode(&Record::Verdict(v)));
             match ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))? {
-                Some(index) => Appended { rid, index, new: false },
+                Some(index) => Applied::Appended(Appended { rid, index, new: false }, None),
                 None => {
                     return Err(ctx.err(
                         Some("kind".into()),
@@ -298,63 +359,39 @@ pub fn apply_line(
                 }
             }
         }
-        Record::Reground(g) => {
-            match gate
-                .reground(ctx.batch, g.claim)
-                .map_err(|e| ctx.store_err(Some("claim".into()), e))?
-            {
-                RegroundOutcome::Regrounded(a) => a,
-                RegroundOutcome::NotEntailed { reason, .. } => {
-                    return Ok(Some(LineResult {
-                        line,
-                        kind,
-                        rid: g.claim,
-                        index: 0,
-                        new: false,
-                        claims,
-                        gate: None,
-                        refused: Some(reason),
-                    }))
-                }
-            }
-        }
-        other => ctx
-            .batch
-            .append(other)
-            .map_err(|e| ctx.store_err(None, e))?,
-    };
-    if let Some(expected) = expected_rid {
-        if expected != appended.rid.to_hex() {
-            return Err(ctx.err(
-                Some("rid".into()),
-                format!(
-                    "the line says rid {expected}, but its content hashes to {}; the line was altered, or drop the rid field",
-                    appended.rid
-                ),
-            ));
-        }
-    }
-    Ok(Some(LineResult {
-        line,
-        kind,
-        rid: appended.rid,
-        index: appended.index,
-        new: appended.new,
-        claims,
-        refused: gate_result.as_ref().filter(|o| !o.admitted).map(|o| {
-            format!(
-                "{} refused: {}",
-                kind,
-                o.findings
-                    .iter()
-                    .filter(|f| f.gate.refuses())
-                    .map(|f| f.detail.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
-        }),
-        gate: gate_result,
-    }))
+        Record::Reground(g) => match gate
+            .reground(ctx.batch, g.claim)
+            .map_err(|e| ctx.store_err(Some("claim".into()), e))?
+        {
+            RegroundOutcome::Regrounded(a) => Applied::Appended(a, None),
+            RegroundOutcome::NotEntailed { reason, .. } => Applied::NotRegrounded {
+                claim: g.claim,
+                reason,
+            },
+        },
+        other => Applied::Appended(
+            ctx.batch
+                .append(other)
+                .map_err(|e| ctx.store_err(None, e))?,
+            None,
+        ),
+    })
+}
+
+/// Why a gated proposal was refused: its refusing findings, joined; `None` when admitted.
+fn refusal(kind: Kind, o: &Outcome) -> Option<String> {
+    (!o.admitted).then(|| {
+        format!(
+            "{} refused: {}",
+            kind,
+            o.findings
+                .iter()
+                .filter(|f| f.gate.refuses())
+                .map(|f| f.detail.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })
 }
 
 fn allowed_fields(kind: Kind) -> &'static [&'static str] {
@@ -748,65 +785,23 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
             .head(&stream)
             .map_err(|e| ctx.store_err(None, e))?,
     };
-    let author = obj.named(ctx, "author", Author::from_name, Author::NAMES)?;
-    let budget = obj.u64(ctx, "budget")?;
-    let covers = refs(ctx, obj, Some(&stream), "covers", true)?;
-    let evicts = refs(ctx, obj, Some(&stream), "evicts", true)?;
-    let self_score = obj.opt_score(ctx, "self_score")?;
-    let reground = obj.bool_or(ctx, "reground", false)?;
-    obj.required_array(ctx, "claims")?;
-    // Resolve every claim before appending any, so a bad claim leaves nothing behind.
-    let mut pending = Vec::new();
-    for (i, v) in obj.array(ctx, "claims")?.iter().enumerate() {
-        let field = format!("claims[{i}]");
-        match v {
-            Value::String(_) => {
-                let rid = one_ref_value(ctx, field.clone(), v, Some(&stream), false)?[0];
-                match ctx.batch.get(&rid).map_err(|e| ctx.store_err(None, e))? {
-                    Some(Record::Claim(c)) => pending.push((field, Err((rid, c.text)))),
-                    Some(other) => {
-                        return Err(ctx.err(
-                            Some(field),
-                            format!(
-                                "{rid} is a {}, but a summary's claims must be claims",
-                                other.kind()
-                            ),
-                        ))
-                    }
-                    None => return Err(ctx.err(Some(field), format!("{rid} is not in the ledger"))),
-                }
-            }
-            Value::Object(m) => {
-                let o = Obj::new(ctx, m.clone(), &field)?;
-                o.check_fields(ctx, &["text", "origin", "witnesses", "actionable"])?;
-                pending.push((field, Ok(claim(ctx, &o, &stream)?)));
-            }
-            other => {
-                return Err(ctx.err(
-                    Some(field),
-                    format!(
-                        "expected a claim object or a reference, found {}",
-                        type_name(other)
-                    ),
-                ))
-            }
-        }
-    }
     let mut sum = Summary {
         stream: stream.clone(),
         parent,
-        author,
-        budget,
-        covers,
-        evicts,
+        author: obj.named(ctx, "author", Author::from_name, Author::NAMES)?,
+        budget: obj.u64(ctx, "budget")?,
+        covers: refs(ctx, obj, Some(&stream), "covers", true)?,
+        evicts: refs(ctx, obj, Some(&stream), "evicts", true)?,
         claims: Vec::new(),
-        self_score,
-        reground,
+        self_score: obj.opt_score(ctx, "self_score")?,
+        reground: obj.bool_or(ctx, "reground", false)?,
     };
+    // Resolve every claim before appending any, so a bad claim leaves nothing behind.
+    let pending = summary_claims(ctx, obj, &stream)?;
     let mut results = Vec::new();
     for (field, p) in pending {
         let result = match p {
-            Ok(c) => {
+            SummaryClaim::New(c) => {
                 let text = c.text.clone();
                 let a = ctx
                     .batch
@@ -819,7 +814,7 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
                     status: None,
                 }
             }
-            Err((rid, text)) => ClaimResult {
+            SummaryClaim::Carried(rid, text) => ClaimResult {
                 rid,
                 text,
                 new: false,
@@ -835,23 +830,78 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
         sum.claims.push(result.rid);
         results.push(result);
     }
-    // A summary identical to the head, parent aside, is the head submitted again (a file
-    // ingested twice), not a new summary on top of it.
     if obj.get("parent").is_none() {
-        if let Some(head) = sum.parent {
-            if let Ok(Some(Record::Summary(h))) = ctx.batch.get(&head) {
-                let mut again = Record::Summary(Summary {
-                    parent: h.parent,
-                    ..sum.clone()
-                });
-                again.canonicalize();
-                if again == Record::Summary(h) {
-                    return Ok((again, results));
-                }
-            }
+        if let Some(again) = head_again(ctx, &sum) {
+            return Ok((again, results));
         }
     }
     Ok((Record::Summary(sum), results))
+}
+
+/// A summary identical to the stream's head, parent aside, is the head submitted again (a
+/// file ingested twice), not a new summary on top of it: the head, canonical.
+fn head_again(ctx: &Ctx<'_>, sum: &Summary) -> Option<Record> {
+    let head = sum.parent?;
+    let Ok(Some(Record::Summary(h))) = ctx.batch.get(&head) else {
+        return None;
+    };
+    let mut again = Record::Summary(Summary {
+        parent: h.parent,
+        ..sum.clone()
+    });
+    again.canonicalize();
+    (again == Record::Summary(h)).then_some(again)
+}
+
+/// One entry of a summary line's `claims`.
+enum SummaryClaim {
+    /// A claim object, to append.
+    New(Claim),
+    /// A reference to a claim in the ledger: its rid and text.
+    Carried(Rid, String),
+}
+
+/// The claims of a summary line, each with its field name, resolved but not yet appended.
+fn summary_claims(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Vec<(String, SummaryClaim)>> {
+    obj.required_array(ctx, "claims")?;
+    let mut pending = Vec::new();
+    for (i, v) in obj.array(ctx, "claims")?.iter().enumerate() {
+        let field = format!("claims[{i}]");
+        let entry = match v {
+            Value::String(_) => {
+                let rid = one_ref_value(ctx, field.clone(), v, Some(stream), false)?[0];
+                match ctx.batch.get(&rid).map_err(|e| ctx.store_err(None, e))? {
+                    Some(Record::Claim(c)) => SummaryClaim::Carried(rid, c.text),
+                    Some(other) => {
+                        return Err(ctx.err(
+                            Some(field),
+                            format!(
+                                "{rid} is a {}, but a summary's claims must be claims",
+                                other.kind()
+                            ),
+                        ))
+                    }
+                    None => return Err(ctx.err(Some(field), format!("{rid} is not in the ledger"))),
+                }
+            }
+            Value::Object(m) => {
+                let o = Obj::new(ctx, m.clone(), &field)?;
+                o.check_fields(ctx, &["text", "origin", "witnesses", "actionable"])?;
+                SummaryClaim::New(claim(ctx, &o, stream)?)
+            }
+            other => {
+                return Err(ctx.err(
+                    Some(field),
+                    format!(
+                        "expected a claim object or a reference, found {}",
+                        type_name(other)
+                    ),
+                ))
+            }
+        };
+        pending.push((field, entry));
+    }
+    Ok(pending)
 }
 
 fn pin(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {

@@ -12,7 +12,9 @@ use crate::error::{not_a, ErrorKind, Result};
 use crate::gate::rules::{self, FoundBy, Grounding, Witness};
 use crate::gate::status_given;
 use crate::gate::view::View;
-use crate::record::{Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict};
+use crate::record::{
+    score_to_unit, Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict,
+};
 use crate::store::Read;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -605,130 +607,142 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
     if all.is_empty() && read.stream(stream)?.spans == 0 {
         return Err(ErrorKind::NoStream(stream.to_string()).into());
     }
-    let text_of = |rid: &Rid| -> Result<(String, bool)> {
-        Ok(match read.get_trusted(rid)? {
-            Some(Record::Claim(c)) => (c.text, c.actionable),
-            _ => (String::new(), false),
-        })
-    };
     let mut out = Vec::new();
     let mut previous: Option<Summary> = None;
     for (n, (rid, index, s)) in all.into_iter().enumerate() {
-        let verdict = verdict_of(read, &rid)?;
-        let statuses: BTreeMap<Rid, Status> = verdict
-            .as_ref()
-            .map(|(_, v)| v.claims.iter().map(|c| (c.claim, c.status)).collect())
-            .unwrap_or_default();
-        let status = |c: &Rid| {
-            statuses
-                .get(c)
-                .map(|s| s.name().to_string())
-                .unwrap_or_else(|| "ungated".into())
-        };
-        let before: HashSet<Rid> = previous
-            .as_ref()
-            .map(|p| p.claims.iter().copied().collect())
-            .unwrap_or_default();
-        let (mut new, mut carried, mut dropped) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut actionable, mut laundered, mut fabricated) = (0usize, 0usize, 0usize);
-        let findings: Vec<(Gate, String)> = verdict
-            .as_ref()
-            .map(|(_, v)| {
-                v.findings
-                    .iter()
-                    .map(|f| (f.gate.clone(), f.detail.clone()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        for c in &s.claims {
-            let (text, act) = text_of(c)?;
-            let st = status(c);
-            fabricated += usize::from(st == "fabricated");
-            if act {
-                actionable += 1;
-                laundered += usize::from(verdict.as_ref().is_some_and(|(_, v)| {
-                    v.findings
-                        .iter()
-                        .any(|f| f.gate == Gate::LaunderedClaim && f.subject == *c)
-                }));
-            }
-            if before.contains(c) {
-                carried.push((*c, text, st));
-            } else {
-                new.push((*c, text, st));
-            }
-        }
-        if let Some(p) = &previous {
-            for c in &p.claims {
-                if !s.claims.contains(c) {
-                    dropped.push((*c, text_of(c)?.0));
-                }
-            }
-        }
-        let mut evicted = Vec::new();
-        for sp in &s.evicts {
-            if let Some(Record::Span(x)) = read.get_trusted(sp)? {
-                evicted.push(x.turn);
-            }
-        }
-        evicted.sort_unstable();
-        let parent_budget = match s.parent {
-            Some(p) => match read.get_trusted(&p)? {
-                Some(Record::Summary(ps)) => Some(ps.budget),
-                _ => None,
-            },
-            None => None,
-        };
-        let admitted = verdict.as_ref().map(|(_, v)| v.admitted);
-        let b = Boundary {
-            number: n + 1,
-            summary: rid,
-            index,
-            admitted,
-            author: s.author.name().to_string(),
-            budget: s.budget,
-            parent_budget,
-            depth: read.facts(&rid)?.and_then(|f| f.depth).unwrap_or(0),
-            self_score: s.self_score.map(crate::record::score_to_unit),
-            anchored_score: verdict
-                .as_ref()
-                .and_then(|(_, v)| v.anchored_score.map(crate::record::score_to_unit)),
-            new,
-            carried,
-            dropped,
-            evicted,
-            findings,
-            fabrication_rate: if s.claims.is_empty() {
-                0.0
-            } else {
-                fabricated as f64 / s.claims.len() as f64
-            },
-            laundering_rate: if actionable == 0 {
-                0.0
-            } else {
-                laundered as f64 / actionable as f64
-            },
-        };
-        if admitted == Some(true) {
+        let b = boundary(read, n + 1, (rid, index), &s, previous.as_ref())?;
+        if b.admitted == Some(true) {
             previous = Some(s);
         }
         out.push(b);
     }
-    let gaps: Vec<(usize, f64)> = out
-        .iter()
-        .filter_map(|b| b.gap().map(|g| (b.number, g)))
-        .collect();
-    let gap_warning = match gaps.as_slice() {
-        [.., (_, a), (_, b), (n, c)] if a < b && b < c && c - a >= 0.05 => Some(format!(
-            "the gap between self-reported and reference-anchored fidelity grew over the last three boundaries ({a:.2}, {b:.2}, {c:.2} up to summary {n}): this compaction is eating its own evidence (seed 003)"
-        )),
-        _ => None,
-    };
+    let gap_warning = gap_warning(&out);
     Ok(Replay {
         stream: stream.to_string(),
         boundaries: out,
         gap_warning,
     })
+}
+
+/// A claim's text and whether it is actionable; empty for a rid that is not a claim.
+fn claim_text<R: Read>(read: &R, rid: &Rid) -> Result<(String, bool)> {
+    Ok(match read.get_trusted(rid)? {
+        Some(Record::Claim(c)) => (c.text, c.actionable),
+        _ => (String::new(), false),
+    })
+}
+
+/// Boundary `number` of a stream: summary `s` at log index `at.1`, after the stream's
+/// previous admitted summary.
+fn boundary<R: Read>(
+    read: &R,
+    number: usize,
+    at: (Rid, u64),
+    s: &Summary,
+    previous: Option<&Summary>,
+) -> Result<Boundary> {
+    let (rid, index) = at;
+    let verdict = verdict_of(read, &rid)?.map(|(_, v)| v);
+    let statuses: BTreeMap<Rid, Status> = (verdict.iter())
+        .flat_map(|v| v.claims.iter().map(|c| (c.claim, c.status)))
+        .collect();
+    let laundered = |c: &Rid| {
+        (verdict.iter())
+            .flat_map(|v| v.findings.iter())
+            .any(|f| f.gate == Gate::LaunderedClaim && f.subject == *c)
+    };
+    let before: HashSet<Rid> = previous
+        .iter()
+        .flat_map(|p| p.claims.iter().copied())
+        .collect();
+    let mut b = Boundary {
+        number,
+        summary: rid,
+        index,
+        admitted: verdict.as_ref().map(|v| v.admitted),
+        author: s.author.name().to_string(),
+        budget: s.budget,
+        parent_budget: parent_budget(read, s)?,
+        depth: read.facts(&rid)?.and_then(|f| f.depth).unwrap_or(0),
+        self_score: s.self_score.map(score_to_unit),
+        anchored_score: verdict
+            .as_ref()
+            .and_then(|v| v.anchored_score.map(score_to_unit)),
+        new: Vec::new(),
+        carried: Vec::new(),
+        dropped: Vec::new(),
+        evicted: Vec::new(),
+        findings: (verdict.iter())
+            .flat_map(|v| v.findings.iter().map(|f| (f.gate, f.detail.clone())))
+            .collect(),
+        fabrication_rate: 0.0,
+        laundering_rate: 0.0,
+    };
+    let (mut actionable, mut laundered_actionable, mut fabricated) = (0usize, 0usize, 0usize);
+    for c in &s.claims {
+        let (text, act) = claim_text(read, c)?;
+        let st = statuses.get(c).map_or("ungated", |s| s.name()).to_string();
+        fabricated += usize::from(st == "fabricated");
+        if act {
+            actionable += 1;
+            laundered_actionable += usize::from(laundered(c));
+        }
+        let list = if before.contains(c) {
+            &mut b.carried
+        } else {
+            &mut b.new
+        };
+        list.push((*c, text, st));
+    }
+    for c in previous.iter().flat_map(|p| p.claims.iter()) {
+        if !s.claims.contains(c) {
+            b.dropped.push((*c, claim_text(read, c)?.0));
+        }
+    }
+    for sp in &s.evicts {
+        if let Some(Record::Span(x)) = read.get_trusted(sp)? {
+            b.evicted.push(x.turn);
+        }
+    }
+    b.evicted.sort_unstable();
+    b.fabrication_rate = rate(fabricated, s.claims.len());
+    b.laundering_rate = rate(laundered_actionable, actionable);
+    Ok(b)
+}
+
+/// The budget of a summary's parent, if it has one.
+fn parent_budget<R: Read>(read: &R, s: &Summary) -> Result<Option<u64>> {
+    Ok(match s.parent {
+        Some(p) => match read.get_trusted(&p)? {
+            Some(Record::Summary(ps)) => Some(ps.budget),
+            _ => None,
+        },
+        None => None,
+    })
+}
+
+/// `part / whole`, 0 when `whole` is 0.
+fn rate(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// The warning when the gap between self-reported and anchored fidelity grew over the last
+/// three boundaries (seed 003).
+fn gap_warning(boundaries: &[Boundary]) -> Option<String> {
+    let gaps: Vec<(usize, f64)> = boundaries
+        .iter()
+        .filter_map(|b| b.gap().map(|g| (b.number, g)))
+        .collect();
+    match gaps.as_slice() {
+        [.., (_, a), (_, b), (n, c)] if a < b && b < c && c - a >= 0.05 => Some(format!(
+            "the gap between self-reported and reference-anchored fidelity grew over the last three boundaries ({a:.2}, {b:.2}, {c:.2} up to summary {n}): this compaction is eating its own evidence (seed 003)"
+        )),
+        _ => None,
+    }
 }
 
 fn claims_json(v: &[(Rid, String, String)]) -> Value {

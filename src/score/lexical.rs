@@ -517,20 +517,10 @@ fn antonym_clash(pairs: &[(u32, u32)], a: &Ids, b: &Ids) -> bool {
     })
 }
 
-/// One claim sentence against the source.
-fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
-    let (all, all_words, source) = (&src.all, &src.all_words, &*src.text);
-    let c = &part.content;
-    if c.is_empty() {
-        return Scores {
-            entailment: 1.0,
-            contradiction: 0.0,
-            similarity: 1.0,
-        };
-    }
-    let n = c.len() as f64;
-    // Hits per window from the sentence postings: a claim word counts once for each window
-    // holding a sentence that has it. The best window is the first with the most hits.
+/// The window of the source holding the most of a sentence's content words (the first among
+/// equals), and its hits: a claim word counts once for each window holding a sentence that
+/// has it, read from the sentence postings.
+fn best_window(c: &[u32], src: &Source) -> (usize, u32) {
     let mut hits = vec![0u32; src.wins.len()];
     let mut stamp = vec![u32::MAX; src.wins.len()];
     let sentences = src.sents.len() as u32;
@@ -558,19 +548,22 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
             at = i;
         }
     }
-    let best = &src.window(src.wins[at], lex);
-    let cov = f64::from(hits[at]) / n;
-    let precision = c.iter().filter(|t| all.contains(**t)).count() as f64 / n;
-    let fuzzy_cov = c
-        .iter()
-        .zip(&part.keys)
-        .filter(|(t, k)| fuzzy(**t, **k, best))
-        .count() as f64
-        / n;
+    (at, hits.get(at).copied().unwrap_or(0))
+}
 
-    let claim = &part.w;
-    let ids = &claim.ids;
-    let win_ids = &best.ids;
+/// How a sentence's identifiers fare against the source and its best window.
+struct IdCheck {
+    /// The share found verbatim in the source.
+    precision: f64,
+    /// The share found, or with a same-kind rival in the window.
+    similarity: f64,
+    /// A version, or a number in a one-value slot, that the window states otherwise.
+    conflict: bool,
+    /// Another number after the same word in a window about the same thing.
+    soft_conflict: bool,
+}
+
+fn id_check(ids: &[Ident], source: &str, window: &[Ident], cov: f64) -> IdCheck {
     let mut id_found = 0.0;
     let mut conflict = false;
     let mut soft_conflict = false;
@@ -581,7 +574,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
             same_kind += 1.0;
             continue;
         }
-        let rivals: Vec<_> = win_ids
+        let rivals: Vec<_> = window
             .iter()
             .filter(|w| w.kind == id.kind && w.text != id.text)
             .collect();
@@ -603,75 +596,114 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
                 .iter()
                 .any(|w| w.before.is_some() && w.before == id.before);
     }
-    let id_precision = if ids.is_empty() {
-        1.0
-    } else {
-        id_found / ids.len() as f64
+    let share = |x: f64| {
+        if ids.is_empty() {
+            1.0
+        } else {
+            x / ids.len() as f64
+        }
     };
+    IdCheck {
+        precision: share(id_found),
+        similarity: share(same_kind),
+        conflict,
+        soft_conflict,
+    }
+}
 
-    let names = &part.names;
-    let name_precision = if names.is_empty() {
-        1.0
-    } else {
-        names.iter().filter(|w| all_words.contains(**w)).count() as f64 / names.len() as f64
-    };
+/// What a sentence's best window says against it, beyond its words.
+struct Clash {
+    /// A negation that denies what the other side asserts.
+    negation: bool,
+    /// Only one side negates, about the same thing.
+    one_negated: bool,
+    /// An antonym of a claim word where the claim word is absent.
+    antonym: bool,
+    /// A failure report about the same thing.
+    failure: bool,
+    /// The window hedges and the claim does not.
+    hedge_gap: bool,
+}
 
-    // A negation counts only where it denies something the other side asserts.
-    let neg_mismatch = cov >= 0.4
-        && ((best.negated && !claim.negated && best.scope.iter().any(|w| c.contains(w)))
-            || (claim.negated
-                && !best.negated
-                && claim.scope.iter().any(|w| best.content.contains(*w))));
-    let antonym = cov >= TOPIC && antonym_clash(&lex.antonyms, &claim.stems, &best.stems);
+fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
+    let (claim, c, ids) = (&part.w, &part.content, &part.w.ids);
     // A failure report contradicts a claim only when it is about the same thing: it names one
     // of the claim's identifiers, or, for a claim without any, it covers most of its words.
     let shares_id = ids
         .iter()
         .any(|i| best.ids.iter().any(|w| w.text == i.text));
-    let failure = best.failure
-        && !claim.failure
-        && cov >= 0.4
-        && (shares_id || (ids.is_empty() && cov >= 0.8));
-    let hedge_gap = best.hedged && !claim.hedged;
+    Clash {
+        // A negation counts only where it denies something the other side asserts.
+        negation: cov >= 0.4
+            && ((best.negated && !claim.negated && best.scope.iter().any(|w| c.contains(w)))
+                || (claim.negated
+                    && !best.negated
+                    && claim.scope.iter().any(|w| best.content.contains(*w)))),
+        one_negated: cov >= 0.4 && claim.negated != best.negated,
+        antonym: cov >= TOPIC && antonym_clash(&lex.antonyms, &claim.stems, &best.stems),
+        failure: best.failure
+            && !claim.failure
+            && cov >= 0.4
+            && (shares_id || (ids.is_empty() && cov >= 0.8)),
+        hedge_gap: best.hedged && !claim.hedged,
+    }
+}
 
-    let mut entailment =
-        (0.6 * cov + 0.4 * precision) * id_precision.powf(1.5) * name_precision.powf(NAME_POW);
-    if neg_mismatch {
-        entailment *= 0.25;
-    } else if cov >= 0.4 && claim.negated != best.negated {
-        entailment *= 0.7;
+/// One claim sentence against the source.
+fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
+    let c = &part.content;
+    if c.is_empty() {
+        return Scores {
+            entailment: 1.0,
+            contradiction: 0.0,
+            similarity: 1.0,
+        };
     }
-    if antonym {
-        entailment *= 0.3;
-    }
-    if hedge_gap {
-        entailment *= 0.6;
-    }
-    if failure {
-        entailment *= 0.5;
-    }
-    if soft_conflict && !conflict {
-        entailment *= 0.5;
-    }
-    let mut contradiction: f64 = 0.0;
-    if conflict {
-        contradiction = contradiction.max(0.8);
-    }
-    if neg_mismatch {
-        contradiction = contradiction.max(0.4 + 0.4 * cov);
-    }
-    if antonym {
-        contradiction = contradiction.max(0.7);
-    }
-    if failure {
-        contradiction = contradiction.max(0.6);
-    }
-    let id_similarity = if ids.is_empty() {
+    let n = c.len() as f64;
+    let (at, hits) = best_window(c, src);
+    let best = &src.window(src.wins[at], lex);
+    let cov = f64::from(hits) / n;
+    let precision = c.iter().filter(|t| src.all.contains(**t)).count() as f64 / n;
+    let fuzzy_cov = c
+        .iter()
+        .zip(&part.keys)
+        .filter(|(t, k)| fuzzy(**t, **k, best))
+        .count() as f64
+        / n;
+    let ids = id_check(&part.w.ids, &src.text, &best.ids, cov);
+    let names = &part.names;
+    let name_precision = if names.is_empty() {
         1.0
     } else {
-        same_kind / ids.len() as f64
+        names.iter().filter(|w| src.all_words.contains(**w)).count() as f64 / names.len() as f64
     };
-    let similarity = 0.8 * fuzzy_cov + 0.2 * id_similarity;
+    let k = clash(part, best, cov, lex);
+    let mut entailment =
+        (0.6 * cov + 0.4 * precision) * ids.precision.powf(1.5) * name_precision.powf(NAME_POW);
+    for (hit, factor) in [
+        (k.negation, 0.25),
+        (!k.negation && k.one_negated, 0.7),
+        (k.antonym, 0.3),
+        (k.hedge_gap, 0.6),
+        (k.failure, 0.5),
+        (ids.soft_conflict && !ids.conflict, 0.5),
+    ] {
+        if hit {
+            entailment *= factor;
+        }
+    }
+    let mut contradiction: f64 = 0.0;
+    for (hit, at_least) in [
+        (ids.conflict, 0.8),
+        (k.negation, 0.4 + 0.4 * cov),
+        (k.antonym, 0.7),
+        (k.failure, 0.6),
+    ] {
+        if hit {
+            contradiction = contradiction.max(at_least);
+        }
+    }
+    let similarity = 0.8 * fuzzy_cov + 0.2 * ids.similarity;
     Scores {
         entailment: entailment.clamp(0.0, 1.0),
         contradiction: contradiction.clamp(0.0, 1.0),

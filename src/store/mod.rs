@@ -15,8 +15,8 @@ pub use verify::{Discrepancy, VerifyReport};
 use crate::error::{ErrorKind, Result};
 use crate::merkle::{Hash, Nodes, Scheme};
 use crate::record::{
-    decode, encode, Author, Kind, Record, Relation, Rid, Status, Summary, Verdict, FORMAT_VERSION,
-    MAX_RECORD_BYTES,
+    decode, encode, Author, Claim, Kind, Record, Reground, Relation, Rid, Span, Status, Summary,
+    Verdict, FORMAT_VERSION, MAX_RECORD_BYTES,
 };
 use redb::{
     Database, DatabaseError, ReadableDatabase, ReadableTable, ReadableTableMetadata, StorageError,
@@ -671,98 +671,113 @@ impl Batch {
     /// Derives and stores the facts that gates read as index lookups.
     fn derive(&mut self, record: &Record, rid: Rid) -> Result<()> {
         match record {
-            Record::Span(s) => {
-                self.txn
-                    .open_table(TURNS)?
-                    .insert((s.stream.as_str(), s.turn), rid.0)?;
-                let items = classify(rid, s);
-                if !items.is_empty() {
-                    let mut table = self.txn.open_table(ITEMS)?;
-                    for (k, item) in items.into_iter().enumerate().take(usize::from(u8::MAX)) {
-                        let key = (s.stream.as_str(), s.turn, k as u8);
-                        table.insert(key, item.to_bytes().as_slice())?;
-                    }
-                }
-                self.update_stream(&s.stream, |st| st.spans += 1)?;
-            }
-            Record::Claim(c) => {
-                let mut depth: Option<u32> = None;
-                let table = self.txn.open_table(FACTS)?;
-                for w in &c.witnesses {
-                    // A witness with facts is a claim; one without is a span (links are
-                    // checked: a claim's witnesses are spans or claims).
-                    let d = match table.get(&w.0)? {
-                        Some(g) => Facts::from_bytes(g.value()).depth.map(|d| d + 1),
-                        None => Some(0),
-                    };
-                    depth = match (depth, d) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                }
-                drop(table);
-                let facts = Facts {
-                    anchored: depth.is_some(),
-                    depth,
-                };
-                self.set_facts(Kind::Claim, rid, facts)?;
-            }
-            Record::Summary(s) => {
-                let depth = match (s.author, s.parent) {
-                    (Author::Separate, _) => 0,
-                    _ if s.reground && self.grounded(s)? => 0,
-                    (Author::SelfAuthored, None) => 1,
-                    (Author::SelfAuthored, Some(p)) => {
-                        self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
-                    }
-                };
-                let facts = Facts {
-                    anchored: true,
-                    depth: Some(depth),
-                };
-                self.set_facts(Kind::Summary, rid, facts)?;
-                let ordinal = self.stream(&s.stream)?.proposals + 1;
-                self.txn.open_table(ORDINALS)?.insert(rid.0, ordinal)?;
-                self.update_stream(&s.stream, |st| st.proposals = ordinal)?;
-            }
+            Record::Span(s) => self.derive_span(s, rid),
+            Record::Claim(c) => self.derive_claim(c, rid),
+            Record::Summary(s) => self.derive_summary(s, rid),
             Record::Verdict(v) => {
                 self.txn.open_table(VERDICTS)?.insert(v.subject.0, rid.0)?;
                 if let Some(Record::Summary(s)) = self.get(&v.subject)? {
                     self.settle_summary(v, v.subject, &s)?;
                 }
+                Ok(())
             }
-            Record::Reground(g) => {
-                self.txn.open_table(REGROUNDED)?.insert(g.claim.0, rid.0)?;
-                self.txn
-                    .open_table(STATUS)?
-                    .insert(g.claim.0, Status::Verified as u8)?;
-                if let Some(old) = self.facts(&g.claim)? {
-                    let mut depths = self.txn.open_table(DEPTHS)?;
-                    if let Some(d) = old.depth {
-                        depths.remove((Kind::Claim as u8, d, g.claim.0))?;
-                    }
-                    drop(depths);
-                    self.txn.open_table(UNANCHORED)?.remove(g.claim.0)?;
-                    let fresh = Facts {
-                        anchored: true,
-                        depth: Some(0),
-                    };
-                    self.set_facts(Kind::Claim, g.claim, fresh)?;
-                }
-            }
+            Record::Reground(g) => self.derive_reground(g, rid),
             Record::Judgement(j) => {
                 if j.relation == Relation::Contradicts {
                     self.txn
                         .open_multimap_table(CONTRADICTIONS)?
                         .insert(j.claim.0, j.span.0)?;
                 }
+                Ok(())
             }
             Record::Pin(p) => {
                 self.txn
                     .open_table(PINS)?
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
+                Ok(())
             }
-            Record::Action(_) => {}
+            Record::Action(_) => Ok(()),
+        }
+    }
+
+    /// A span's turn, the classifier's items, and its stream's count.
+    fn derive_span(&mut self, s: &Span, rid: Rid) -> Result<()> {
+        self.txn
+            .open_table(TURNS)?
+            .insert((s.stream.as_str(), s.turn), rid.0)?;
+        let items = classify(rid, s);
+        if !items.is_empty() {
+            let mut table = self.txn.open_table(ITEMS)?;
+            for (k, item) in items.into_iter().enumerate().take(usize::from(u8::MAX)) {
+                let key = (s.stream.as_str(), s.turn, k as u8);
+                table.insert(key, item.to_bytes().as_slice())?;
+            }
+        }
+        self.update_stream(&s.stream, |st| st.spans += 1)
+    }
+
+    /// A claim's anchored bit and depth, from its witnesses' facts: a witness with facts is a
+    /// claim, one without is a span (links are checked: a claim's witnesses are spans or
+    /// claims).
+    fn derive_claim(&mut self, c: &Claim, rid: Rid) -> Result<()> {
+        let mut depth: Option<u32> = None;
+        let table = self.txn.open_table(FACTS)?;
+        for w in &c.witnesses {
+            let d = match table.get(&w.0)? {
+                Some(g) => Facts::from_bytes(g.value()).depth.map(|d| d + 1),
+                None => Some(0),
+            };
+            depth = match (depth, d) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        drop(table);
+        let facts = Facts {
+            anchored: depth.is_some(),
+            depth,
+        };
+        self.set_facts(Kind::Claim, rid, facts)
+    }
+
+    /// A summary's depth of self-authored summaries and its boundary number.
+    fn derive_summary(&mut self, s: &Summary, rid: Rid) -> Result<()> {
+        let depth = match (s.author, s.parent) {
+            (Author::Separate, _) => 0,
+            _ if s.reground && self.grounded(s)? => 0,
+            (Author::SelfAuthored, None) => 1,
+            (Author::SelfAuthored, Some(p)) => {
+                self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
+            }
+        };
+        let facts = Facts {
+            anchored: true,
+            depth: Some(depth),
+        };
+        self.set_facts(Kind::Summary, rid, facts)?;
+        let ordinal = self.stream(&s.stream)?.proposals + 1;
+        self.txn.open_table(ORDINALS)?.insert(rid.0, ordinal)?;
+        self.update_stream(&s.stream, |st| st.proposals = ordinal)
+    }
+
+    /// A re-grounded claim: verified, with depth 0.
+    fn derive_reground(&mut self, g: &Reground, rid: Rid) -> Result<()> {
+        self.txn.open_table(REGROUNDED)?.insert(g.claim.0, rid.0)?;
+        self.txn
+            .open_table(STATUS)?
+            .insert(g.claim.0, Status::Verified as u8)?;
+        if let Some(old) = self.facts(&g.claim)? {
+            let mut depths = self.txn.open_table(DEPTHS)?;
+            if let Some(d) = old.depth {
+                depths.remove((Kind::Claim as u8, d, g.claim.0))?;
+            }
+            drop(depths);
+            self.txn.open_table(UNANCHORED)?.remove(g.claim.0)?;
+            let fresh = Facts {
+                anchored: true,
+                depth: Some(0),
+            };
+            self.set_facts(Kind::Claim, g.claim, fresh)?;
         }
         Ok(())
     }

@@ -2,9 +2,9 @@
 //! the log and compare.
 
 use super::tables::*;
-use super::{Ledger, Read};
+use super::{Ledger, Read, Snapshot};
 use crate::error::Result;
-use crate::record::{decode, Rid};
+use crate::record::{decode, Record, Rid};
 use redb::{
     Key, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable,
     ReadableTable, ReadableTableMetadata, TableDefinition, Value,
@@ -65,6 +65,35 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
         records: snap.len()?,
         ..VerifyReport::default()
     };
+    let records = checked_records(&snap, &mut report)?;
+    if !report.ok() {
+        // Rebuilding from damaged records would only echo the damage found above.
+        return Ok(report);
+    }
+    let rebuilt = Ledger::in_memory()?;
+    let mut batch = rebuilt.batch()?;
+    for (index, (rid, record)) in records.into_iter().enumerate() {
+        match batch.append(record) {
+            Ok(a) if a.new && a.index == index as u64 => {}
+            Ok(a) => report.add(
+                Some(rid),
+                "log",
+                format!(
+                    "log index {index} repeats the record first logged at index {}",
+                    a.index
+                ),
+            ),
+            Err(e) => report.add(Some(rid), "records", format!("its links do not hold: {e}")),
+        }
+    }
+    batch.commit()?;
+    compare_tables(&mut report, snap.txn.raw(), &rebuilt.db.begin_read()?)?;
+    Ok(report)
+}
+
+/// Every logged record whose stored bytes hash to its rid and decode; each that does not is
+/// reported.
+fn checked_records(snap: &Snapshot, report: &mut VerifyReport) -> Result<Vec<(Rid, Record)>> {
     let mut records = Vec::new();
     for index in 0..report.records {
         let Some(rid) = snap.rid_at(index)? else {
@@ -101,52 +130,36 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
             ),
         }
     }
-    if !report.ok() {
-        // Rebuilding from damaged records would only echo the damage found above.
-        return Ok(report);
-    }
+    Ok(records)
+}
 
-    let rebuilt = Ledger::in_memory()?;
-    let mut batch = rebuilt.batch()?;
-    for (index, (rid, record)) in records.into_iter().enumerate() {
-        match batch.append(record) {
-            Ok(a) if a.new && a.index == index as u64 => {}
-            Ok(a) => report.add(
-                Some(rid),
-                "log",
-                format!(
-                    "log index {index} repeats the record first logged at index {}",
-                    a.index
-                ),
-            ),
-            Err(e) => report.add(Some(rid), "records", format!("its links do not hold: {e}")),
-        }
-    }
-    batch.commit()?;
-    let fresh = rebuilt.db.begin_read()?;
-    let tx = snap.txn.raw();
-    let out = &mut report;
-    compare(out, tx, &fresh, "records", RECORDS)?;
-    compare(out, tx, &fresh, "log", LOG)?;
-    compare(out, tx, &fresh, "rids", RIDS)?;
-    compare_multimap(out, tx, &fresh, "links", LINKS)?;
-    compare(out, tx, &fresh, "turns", TURNS)?;
-    compare(out, tx, &fresh, "pins", PINS)?;
-    compare(out, tx, &fresh, "streams", STREAMS)?;
-    compare(out, tx, &fresh, "facts", FACTS)?;
-    compare(out, tx, &fresh, "unanchored", UNANCHORED)?;
-    compare(out, tx, &fresh, "depths", DEPTHS)?;
-    compare(out, tx, &fresh, "evictions", EVICTIONS)?;
-    compare(out, tx, &fresh, "verdicts", VERDICTS)?;
-    compare(out, tx, &fresh, "by_kind", BY_KIND)?;
-    compare(out, tx, &fresh, "merkle", MERKLE)?;
-    compare(out, tx, &fresh, "ordinals", ORDINALS)?;
-    compare(out, tx, &fresh, "items", ITEMS)?;
-    compare(out, tx, &fresh, "status", STATUS)?;
-    compare(out, tx, &fresh, "regrounded", REGROUNDED)?;
-    compare_multimap(out, tx, &fresh, "contradictions", CONTRADICTIONS)?;
+/// Compares every table of the ledger with the same table rebuilt from its records.
+fn compare_tables(
+    out: &mut VerifyReport,
+    tx: &ReadTransaction,
+    fresh: &ReadTransaction,
+) -> Result<()> {
+    compare(out, tx, fresh, "records", RECORDS)?;
+    compare(out, tx, fresh, "log", LOG)?;
+    compare(out, tx, fresh, "rids", RIDS)?;
+    compare_multimap(out, tx, fresh, "links", LINKS)?;
+    compare(out, tx, fresh, "turns", TURNS)?;
+    compare(out, tx, fresh, "pins", PINS)?;
+    compare(out, tx, fresh, "streams", STREAMS)?;
+    compare(out, tx, fresh, "facts", FACTS)?;
+    compare(out, tx, fresh, "unanchored", UNANCHORED)?;
+    compare(out, tx, fresh, "depths", DEPTHS)?;
+    compare(out, tx, fresh, "evictions", EVICTIONS)?;
+    compare(out, tx, fresh, "verdicts", VERDICTS)?;
+    compare(out, tx, fresh, "by_kind", BY_KIND)?;
+    compare(out, tx, fresh, "merkle", MERKLE)?;
+    compare(out, tx, fresh, "ordinals", ORDINALS)?;
+    compare(out, tx, fresh, "items", ITEMS)?;
+    compare(out, tx, fresh, "status", STATUS)?;
+    compare(out, tx, fresh, "regrounded", REGROUNDED)?;
+    compare_multimap(out, tx, fresh, "contradictions", CONTRADICTIONS)?;
     out.tables_compared = 19;
-    Ok(report)
+    Ok(())
 }
 
 /// The rid a table entry is about: a 32-byte key, a key ending in a rid, or a 32-byte value.

@@ -343,29 +343,7 @@ impl Workload {
         }
         let mut last_claim: Option<Rid> = None;
         while (claims.len() as u64) < n {
-            let (span, text) = rng.pick(&st.window).clone();
-            let words: Vec<&str> = text
-                .split_whitespace()
-                .take(rng.range(6, 12) as usize)
-                .collect();
-            // One claim in ten rests on the previous one as well: chains of claims.
-            let mut witnesses = vec![span];
-            if let (Some(prev), true) = (last_claim, rng.chance(100)) {
-                witnesses.push(prev);
-            }
-            // One claim in a hundred cites nothing: the unanchored kind the gates refuse.
-            if rng.chance(10) {
-                witnesses.clear();
-            }
-            let claim = Record::Claim(Claim {
-                stream: st.name.clone(),
-                text: words.join(" "),
-                origin: rng
-                    .pick(&[Origin::UserSaid, Origin::ToolOutput, Origin::Inferred])
-                    .clone(),
-                witnesses,
-                actionable: rng.chance(300),
-            });
+            let claim = new_claim(rng, st, last_claim);
             let rid = rid_of(&claim);
             if claims.contains(&rid) {
                 continue;
@@ -414,6 +392,34 @@ impl Workload {
         st.window.clear();
         self.queue.push_back(Step::Compaction(summary));
     }
+}
+
+/// A claim drawn from a span of the stream's window, sometimes resting on the previous claim
+/// as well, sometimes citing nothing.
+fn new_claim(rng: &mut Rng, st: &StreamGen, last_claim: Option<Rid>) -> Record {
+    let (span, text) = rng.pick(&st.window).clone();
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .take(rng.range(6, 12) as usize)
+        .collect();
+    // One claim in ten rests on the previous one as well: chains of claims.
+    let mut witnesses = vec![span];
+    if let (Some(prev), true) = (last_claim, rng.chance(100)) {
+        witnesses.push(prev);
+    }
+    // One claim in a hundred cites nothing: the unanchored kind the gates refuse.
+    if rng.chance(10) {
+        witnesses.clear();
+    }
+    Record::Claim(Claim {
+        stream: st.name.clone(),
+        text: words.join(" "),
+        origin: rng
+            .pick(&[Origin::UserSaid, Origin::ToolOutput, Origin::Inferred])
+            .clone(),
+        witnesses,
+        actionable: rng.chance(300),
+    })
 }
 
 impl Iterator for Workload {
