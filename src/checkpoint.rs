@@ -597,7 +597,7 @@ impl<'a> Log<'a> {
         let nodes = StoreNodes(&batch);
         let stored_root = merkle::root(&nodes, size)?;
         let (last_size, last_root) = batch.last_signed()?;
-        let refuse = |why: String| -> crate::Error {
+        let refuse = |why: String| -> crate::error::Error {
             ErrorKind::Check(CheckError::History(format!("refusing to sign: {why}"))).into()
         };
         let origin = self.origin()?;
@@ -666,8 +666,9 @@ impl<'a> Log<'a> {
             Some(k) => k.open(text).map_err(ErrorKind::Check)?,
             None => parse_unverified(text).map_err(ErrorKind::Check)?,
         };
-        let history =
-            |why: String| -> crate::Error { ErrorKind::Check(CheckError::History(why)).into() };
+        let history = |why: String| -> crate::error::Error {
+            ErrorKind::Check(CheckError::History(why)).into()
+        };
         let origin = self.origin()?;
         if checkpoint.origin != origin {
             return Err(history(format!(
@@ -696,7 +697,7 @@ impl<'a> Log<'a> {
         let now = merkle::root(&tree, size)?;
         let stored = merkle::root(&StoreNodes(&snap), size)?;
         if stored != now {
-            return Err(history("the stored tree disagrees with the leaves recomputed from the records; run `cairn verify`".into()));
+            return Err(history("the stored tree disagrees with the leaves recomputed from the records; verify the ledger to find the damaged records".into()));
         }
         let proof = merkle::consistency(&StoreNodes(&snap), checkpoint.size, size)?;
         merkle::verify_consistency(

@@ -304,3 +304,40 @@ fn a_summary_listing_a_claim_twice_is_rejected() {
     let err = decode(&encode(&s.into())).unwrap_err();
     assert!(err.to_string().contains("twice"), "{err}");
 }
+
+/// A finding stores its gate as the gate's name: the bytes are those of the name as a string,
+/// and a name that is no gate is refused at decoding, not read as some other gate.
+#[test]
+fn a_finding_stores_its_gate_by_name_and_unknown_names_are_refused() {
+    let v = Verdict {
+        subject: Rid([1; 32]),
+        admitted: false,
+        findings: vec![Finding {
+            gate: Gate::PinLoss,
+            subject: Rid([2; 32]),
+            detail: "lost".into(),
+        }],
+        claims: vec![],
+        self_score: None,
+        anchored_score: None,
+        policy: [0; 32],
+    };
+    let bytes = encode(&v.clone().into());
+    let at = bytes
+        .windows(8)
+        .position(|w| w == b"pin-loss")
+        .expect("the name is stored as text");
+    assert_eq!(
+        &bytes[at - 8..at],
+        &8u64.to_le_bytes(),
+        "as a string: length, then bytes"
+    );
+    assert_eq!(decode(&bytes).unwrap(), Record::Verdict(v));
+    let mut other = bytes.clone();
+    other[at..at + 8].copy_from_slice(b"pin-lost");
+    let err = decode(&other).unwrap_err().to_string();
+    assert!(err.contains("\"pin-lost\" names no gate"), "{err}");
+    // Near miss: another real gate name of the same length decodes, as that gate.
+    other[at..at + 8].copy_from_slice(b"pin-loss");
+    assert!(decode(&other).is_ok());
+}

@@ -7,6 +7,7 @@ mod examples;
 mod gates;
 mod golden;
 mod ingest;
+mod layers;
 mod merkle;
 mod model;
 mod store;

@@ -743,7 +743,16 @@ fn one_ref_value(
             "a range names many spans; this field takes one record",
         ));
     }
-    resolve(ctx.batch, stream, &r).map_err(|e| ctx.err(Some(field), e.to_string()))
+    resolve(ctx.batch, stream, &r).map_err(|e| {
+        let message = match e.kind() {
+            ErrorKind::Reference(RefError::NeedsStream) => {
+                "turn: and prior: references need the line's `stream` field; add it, or use a rid"
+                    .to_string()
+            }
+            _ => e.to_string(),
+        };
+        ctx.err(Some(field), message)
+    })
 }
 
 fn one_ref(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str) -> Res<Rid> {

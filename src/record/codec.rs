@@ -18,6 +18,7 @@ const CONFIG: Config = bincode::config::standard()
 
 /// Why bytes are not a canonical record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// Fewer than two bytes.
     #[error("the record is {0} bytes long, shorter than its two header bytes")]
@@ -88,11 +89,31 @@ fn encode_raw(record: &Record) -> Vec<u8> {
     out
 }
 
+/// bincode's decoding error as a sentence: its own `Display` prints the `Debug` form.
+fn reason(e: bincode::error::DecodeError) -> String {
+    use bincode::error::DecodeError as E;
+    match e {
+        E::UnexpectedEnd { additional } => {
+            format!("it ends early: {additional} more bytes were expected")
+        }
+        E::LimitExceeded => format!("it claims more than the limit of {MAX_RECORD_BYTES} bytes"),
+        E::UnexpectedVariant {
+            type_name, found, ..
+        } => format!("tag {found} names no variant of {type_name}"),
+        E::Utf8 { .. } => "a string is not valid UTF-8".to_string(),
+        E::InvalidBooleanValue(b) => format!("a boolean is stored as {b}, not 0 or 1"),
+        E::OutsideUsizeRange(n) => format!("a length of {n} does not fit in memory"),
+        E::OtherString(s) => s,
+        E::Other(s) => s.to_string(),
+        other => format!("bincode reports {other:?}"),
+    }
+}
+
 fn body<T: bincode::Decode<()>>(kind: Kind, bytes: &[u8]) -> Result<T, DecodeError> {
     let (value, used) =
         bincode::decode_from_slice::<T, _>(bytes, CONFIG).map_err(|e| DecodeError::Body {
             kind,
-            reason: e.to_string(),
+            reason: reason(e),
         })?;
     if used != bytes.len() {
         return Err(DecodeError::Trailing {

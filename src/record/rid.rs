@@ -47,6 +47,7 @@ impl fmt::Debug for Rid {
 
 /// Why a string is not a rid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RidParseError {
     /// Not 64 characters long.
     #[error("a rid is 64 hex characters, and this one has {0}")]

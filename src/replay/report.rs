@@ -215,7 +215,7 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
     let mut list = String::new();
     for (_, rid) in &claims {
         let w = why(read, *rid)?;
-        let first = w.losses.first().map(|l| l.gate.clone());
+        let first = w.losses.first().map(|l| l.gate);
         list.push_str(&format!(
             "<tr><td><span class=\"claim\" data-claim=\"{}\">{}</span></td><td><span class=\"st {}\">{}</span></td><td>{}</td></tr>",
             rid.to_hex(),

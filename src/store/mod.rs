@@ -105,7 +105,7 @@ impl Sealed for Batch {
 
 impl Read for Batch {}
 
-fn open_error(path: &Path, e: DatabaseError) -> crate::Error {
+fn open_error(path: &Path, e: DatabaseError) -> crate::error::Error {
     match e {
         DatabaseError::DatabaseAlreadyOpen => ErrorKind::Locked(path.to_path_buf()).into(),
         DatabaseError::Storage(StorageError::Corrupted(detail)) => ErrorKind::CorruptFile {
