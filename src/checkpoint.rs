@@ -1,5 +1,27 @@
 //! Checkpoints (C2SP tlog-checkpoint) signed as notes (C2SP signed-note) with Ed25519, the
-//! proofs cairn prints, and the checks a verifier runs with or without the ledger.
+//! proofs cairn prints, and the checks a verifier runs with or without the ledger; and the
+//! Merkle log's functions (RFC 6962 / RFC 9162) they rest on.
+//!
+//! ```
+//! use cairn::checkpoint::{Log, SignerKey};
+//! use cairn::record::{Role, Span};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ledger = cairn::Ledger::in_memory()?;
+//! let mut batch = ledger.batch()?;
+//! let span = Span { stream: "s".into(), turn: 1, role: Role::User, tool: None,
+//!                   text: "never run DROP TABLE".into() };
+//! let added = batch.append(span.clone())?;
+//! batch.commit()?;
+//! let log = Log::new(&ledger);
+//! let key = SignerKey::generate("example")?;
+//! let note = log.sign(&key, None)?;
+//! // Anyone with the note, the verifier key and the record's bytes checks its inclusion.
+//! let checkpoint = key.verifier().open(&note)?;
+//! let proof = log.prove_inclusion(added.rid, None)?;
+//! proof.check(&checkpoint, &cairn::record::encode(&span.into()))?;
+//! assert!(log.verify_against(&note, Some(&key.verifier())).is_ok());
+//! # Ok(()) }
+//! ```
 
 use crate::error::{CheckError, ErrorKind, Result};
 use crate::merkle;
@@ -8,7 +30,7 @@ pub use crate::merkle::{
     MemTree, Nodes, Scheme,
 };
 use crate::record::Rid;
-use crate::store::{Ledger, Read, StoreNodes};
+use crate::store::{Ledger, Read, StoreNodes, Trusted};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};

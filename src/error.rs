@@ -13,9 +13,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// redb failed to read or write the file.
+    /// The storage engine failed to read or write the file.
     #[error("the ledger file could not be read or written ({0}); check the disk and the path, then verify the ledger")]
-    Storage(#[from] redb::Error),
+    Storage(StorageError),
     /// Another process holds the ledger open.
     #[error("the ledger {} is locked: another process has it open for writing; wait for it to finish or open another file", .0.display())]
     Locked(PathBuf),
@@ -93,7 +93,7 @@ pub enum ErrorKind {
         problem: String,
     },
     /// A pin under an existing (stream, name) with different content.
-    #[error("pin-conflict: stream {stream} already holds pin {name:?} ({existing}); pins are write-once, so choose a new name")]
+    #[error("{}: stream {stream} already holds pin {name:?} ({existing}); pins are write-once, so choose a new name", crate::record::Gate::PinConflict)]
     PinConflict {
         /// The stream.
         stream: String,
@@ -227,16 +227,25 @@ impl<T: Into<ErrorKind>> From<T> for Error {
     }
 }
 
+/// What the storage engine reported when it failed: its own words, kept as the error's source.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StorageError(Box<redb::Error>);
+
 macro_rules! redb_errors {
     ($($t:ty),*) => {$(
+        // The engine's error types stay out of the public API: these conversions serve the
+        // store's `?` and are hidden from the documentation.
+        #[doc(hidden)]
         impl From<$t> for ErrorKind {
             fn from(e: $t) -> ErrorKind {
-                ErrorKind::Storage(e.into())
+                ErrorKind::Storage(StorageError(Box::new(e.into())))
             }
         }
     )*};
 }
 redb_errors!(
+    redb::Error,
     redb::StorageError,
     redb::TableError,
     redb::TransactionError,
@@ -324,11 +333,23 @@ pub enum CheckError {
 /// Why a scorer could not score.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("scorer {scorer} failed: {problem}")]
+#[non_exhaustive]
 pub struct ScoreError {
     /// The scorer's id.
     pub scorer: String,
     /// What went wrong.
     pub problem: ScoreProblem,
+}
+
+impl ScoreError {
+    /// The failure of scorer `scorer`: for a [`Scorer`](crate::score::Scorer) of your own,
+    /// `ScoreError::new(self.id(), ScoreProblem::Other(reason))`.
+    pub fn new(scorer: impl Into<String>, problem: ScoreProblem) -> ScoreError {
+        ScoreError {
+            scorer: scorer.into(),
+            problem,
+        }
+    }
 }
 
 /// What went wrong inside a scorer.
@@ -359,7 +380,7 @@ pub enum ScoreProblem {
         reason: String,
     },
     /// No answer in time.
-    #[error("it gave no answer within {ms} ms; allow it more time or fix the command")]
+    #[error("it gave no answer within {ms} ms")]
     Timeout {
         /// The time allowed per answer.
         ms: u128,
@@ -389,6 +410,9 @@ pub enum ScoreProblem {
     /// An earlier call panicked while holding the scorer.
     #[error("an earlier call panicked")]
     Poisoned,
+    /// The command is not running; it is started again on the next call.
+    #[error("it is not running; the next call starts it again")]
+    NotRunning,
     /// A scorer outside this crate failed, for the reason it gives.
     #[error("{0}")]
     Other(String),
@@ -396,7 +420,8 @@ pub enum ScoreProblem {
 
 /// Why a policy was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("policy {source_name}: {problem}; fix the policy or use the defaults")]
+#[error("policy {source_name}: {problem}; fix the policy")]
+#[non_exhaustive]
 pub struct PolicyError {
     /// The file name, for messages.
     pub source_name: String,

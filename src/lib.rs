@@ -44,6 +44,7 @@ mod text;
 
 pub use error::{
     CheckError, Error, ErrorKind, PolicyError, PolicyProblem, ProofError, RefError, Result,
+    StorageError,
 };
 pub use store::{
     Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Storage, StreamState,

@@ -239,6 +239,51 @@ fn laundering_rate_with_budget_scaling() {
     assert!(out.last().unwrap().gate.as_ref().unwrap().admitted);
 }
 
+/// The threshold is the policy's rate times the budget ratio, computed in that order: with
+/// budget 1000 against a parent's 3000 it is 0.15 x (1000/3000) = 0.049999..., so 1 laundered
+/// claim of 20 (0.05) refuses. A regression guard from the 2026-11-30 refactor, which briefly
+/// computed (0.15 x 1000) / 3000 = 0.05 and admitted it.
+#[test]
+fn laundering_rate_scales_the_policy_by_the_budget_ratio_in_that_order() {
+    let fresh: Vec<String> = (0..10u8)
+        .map(|i| {
+            claim(
+                &format!(
+                    "the staging DB listens on port 5433 item {}",
+                    char::from(b'a' + i)
+                ),
+                "user-said",
+                r#""turn:1""#,
+            )
+        })
+        .collect();
+    let first = summary(&fresh.join(","), "").replace(r#""budget":1000"#, r#""budget":3000"#);
+    let second = |budget: u32| {
+        let mut cs = vec!["\"prior:0\"".to_string()];
+        cs.extend((0..19u8).map(|i| {
+            claim(
+                &format!(
+                    "psql connected to staging-db on port 5433 item {}",
+                    char::from(b'a' + i)
+                ),
+                "tool-output",
+                r#""turn:2""#,
+            )
+        }));
+        format!(
+            r#"{{"kind":"summary","stream":"g","author":"self","budget":{budget},"covers":["turn:2"],"evicts":[],"claims":[{}]}}"#,
+            cs.join(",")
+        )
+    };
+    fires(
+        &with(&[first.clone(), second(1000)]),
+        "laundering-rate",
+        true,
+    );
+    // Near miss: budget 1001 gives a threshold of 0.05005, above the rate.
+    passes(&with(&[first, second(1001)]), "laundering-rate");
+}
+
 #[test]
 fn identifier_drift() {
     fires(

@@ -1,13 +1,12 @@
 //! Re-grounding (SPEC.md section 8.2): a claim re-checked against its raw-span ancestors,
 //! which the ledger keeps after eviction.
 
-use super::rules::quote;
+use super::rules::{self, quote};
 use super::view::View;
 use super::{unit, Gatekeeper, RegroundOutcome};
 use crate::error::{not_a, Result};
 use crate::record::{Kind, Reground, Rid};
 use crate::store::{Batch, Read};
-use crate::text::identifiers;
 
 impl Gatekeeper {
     /// Re-checks a claim against its raw-span ancestors (kept after eviction). When they entail
@@ -34,11 +33,8 @@ impl Gatekeeper {
             .map(|(_, s)| s.text.as_str())
             .collect::<Vec<_>>()
             .join("\n");
-        let drift: Vec<String> = identifiers(&c.text)
-            .into_iter()
-            .filter(|i| !joined.contains(&i.text))
-            .map(|i| i.text)
-            .collect();
+        let texts: Vec<&str> = spans.iter().map(|(_, s)| s.text.as_str()).collect();
+        let drift = rules::identifier_drift(claim, &c, &texts);
         let mut entailing = Vec::new();
         let mut best = 0.0f64;
         for (rid, s) in &spans {
@@ -53,19 +49,15 @@ impl Gatekeeper {
         if entailing.is_empty() && whole >= self.policy.raw_entailment {
             entailing = spans.iter().map(|(r, _)| *r).collect();
         }
-        if !drift.is_empty() || entailing.is_empty() {
-            let reason = if drift.is_empty() {
-                format!(
+        if drift.is_some() || entailing.is_empty() {
+            let reason = match drift {
+                // The gate's own sentence about the identifier no raw span holds.
+                Some(f) => f.detail,
+                None => format!(
                     "its raw-span ancestors do not entail claim {} (best entailment {best:.2}, below {:.2})",
                     quote(&c.text),
                     self.policy.raw_entailment
-                )
-            } else {
-                format!(
-                    "claim {} states {}, which none of its raw-span ancestors contains",
-                    quote(&c.text),
-                    drift.join(", ")
-                )
+                ),
             };
             return Ok(RegroundOutcome::NotEntailed { best, reason });
         }

@@ -227,7 +227,8 @@ pub(crate) fn laundering_threshold(
 ) -> (f64, String) {
     match parent {
         Some(p) if p > 0 && budget < p => (
-            policy.laundering_rate * budget as f64 / p as f64,
+            // The policy's rate times the ratio, in that order: the last bit decides verdicts.
+            policy.laundering_rate * (budget as f64 / p as f64),
             format!(" (scaled by budget {budget}/{p})"),
         ),
         _ => (policy.laundering_rate, String::new()),
@@ -262,9 +263,11 @@ pub(crate) enum FoundBy {
 }
 
 /// `evicted-disconfirmer`: a summary evicted `span`, which contradicts `claim`, a claim the
-/// summary keeps. `span` is the evicted span, when it is in the ledger.
+/// summary keeps. `span` is the evicted span's rid and the span, when it is in the ledger.
+/// `subject` is the record the finding is about: the claim at the gate (as verdicts have
+/// always stored it), the summary in the sweep and in `why`.
 pub(crate) fn evicted_disconfirmer(
-    summary: Rid,
+    subject: Rid,
     claim: &Claim,
     span: (Rid, Option<&Span>),
     by: FoundBy,
@@ -277,7 +280,7 @@ pub(crate) fn evicted_disconfirmer(
         FoundBy::Judgement => "a recorded judgement",
         FoundBy::Scorer => "the scorer",
     };
-    finding(Gate::EvictedDisconfirmer, summary, format!(
+    finding(Gate::EvictedDisconfirmer, subject, format!(
         "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",
         quote(&claim.text)
     ))

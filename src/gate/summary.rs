@@ -8,9 +8,9 @@ use super::view::{rank_many, View, Vocab};
 use super::{Gatekeeper, Judged};
 use crate::error::Result;
 use crate::record::{
-    Claim, ClaimStatus, Finding, PinItem, Record, Rid, Role, Span, Status, Summary,
+    Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Span, Status, Summary,
 };
-use crate::store::{Batch, Read};
+use crate::store::{Batch, Read, Trusted};
 use std::collections::{BTreeSet, HashSet};
 
 /// The summary's source window as the claims are judged against it: the spans it covers, in
@@ -117,10 +117,7 @@ impl Gatekeeper {
         findings: &mut Vec<Finding>,
     ) -> Result<ClaimCheck> {
         let (rid, claim) = (at.rid, at.claim);
-        let grounding = Grounding {
-            anchored: view.read.facts(&rid)?.is_some_and(|f| f.anchored),
-            regrounded: view.read.regrounded(&rid)?.is_some(),
-        };
+        let grounding = view.grounding(&rid)?;
         findings.extend(rules::missing_origin(rid, claim));
         findings.extend(rules::unanchored_claim(rid, claim, grounding.anchored));
         let (ancestors, carried) = view.ancestry(rid)?;
@@ -367,14 +364,12 @@ fn provenance<R: Read>(
         flags.weak = true;
         findings.push(f);
     }
-    let mut direct = Vec::new();
-    for w in &claim.witnesses {
-        if let Some(sp) = view.span(*w)? {
-            direct.push(Record::Span(sp));
-        } else if let Some(c) = view.claim(*w)? {
-            direct.push(Record::Claim(c));
-        }
-    }
+    // Only a user-said or tool-output claim can have its hedge stripped: read the witnesses
+    // of those alone.
+    let direct = match claim.origin {
+        Origin::UserSaid | Origin::ToolOutput => view.witnesses(claim)?,
+        _ => Vec::new(),
+    };
     let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(Witness::of).collect();
     if let Some(f) = rules::hedge_stripped(rid, claim, &witnesses) {
         flags.weak = true;

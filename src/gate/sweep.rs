@@ -26,13 +26,6 @@ pub struct SweepFinding {
     pub detail: String,
 }
 
-fn admitted<R: Read>(read: &R, subject: &Rid) -> Result<bool> {
-    Ok(match read.verdict_of(subject)? {
-        Some(v) => matches!(read.get(&v)?, Some(Record::Verdict(v)) if v.admitted),
-        None => false,
-    })
-}
-
 /// The sweep's findings as it collects them: sorted and free of repeats.
 struct Found<'s> {
     stream: Option<&'s str>,
@@ -100,7 +93,7 @@ fn unanchored<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<
 fn deep<R: Read>(gate: &Gatekeeper, read: &R, found: &mut Found<'_>) -> Result<()> {
     for (s, depth) in read.deeper_than(Kind::Summary, gate.policy.max_depth)? {
         if let Some(Record::Summary(sum)) = read.get(&s)? {
-            if found.wanted(&sum.stream) && admitted(read, &s)? {
+            if found.wanted(&sum.stream) && read.admitted(&s)? {
                 if let Some(f) = rules::depth_exceeded(s, depth, &gate.policy) {
                     found.add(&sum.stream, f);
                 }
@@ -119,7 +112,7 @@ fn summaries<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<H
         let Some(Record::Summary(sum)) = read.get(&s)? else {
             continue;
         };
-        if !found.wanted(&sum.stream) || !admitted(read, &s)? {
+        if !found.wanted(&sum.stream) || !read.admitted(&s)? {
             continue;
         }
         compacted.insert(sum.stream.clone());
@@ -169,7 +162,7 @@ fn actions<R: Read>(
         let Some(Record::Action(action)) = read.get(&a)? else {
             continue;
         };
-        if !found.wanted(&action.stream) || !action.irreversible || !admitted(read, &a)? {
+        if !found.wanted(&action.stream) || !action.irreversible || !read.admitted(&a)? {
             continue;
         }
         reliances(gate, view, &action, found)?;

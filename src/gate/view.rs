@@ -1,10 +1,11 @@
 //! What one gate run reads: records through a cache, each claim's raw-span ancestry, and the
 //! candidate spans the scorer is asked about (SPEC.md section 8.6).
 
+use super::rules::Grounding;
 use crate::error::Result;
 use crate::record::{Claim, Record, Rid, Span};
 use crate::score::{prefix_keys, Prefixes};
-use crate::store::Read;
+use crate::store::{Read, Trusted};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -114,6 +115,27 @@ impl<'a, R: Read> View<'a, R> {
         };
         self.claims.insert(rid, c.clone());
         Ok(c)
+    }
+
+    /// A claim's direct witnesses, in order: each a span or an earlier claim.
+    pub fn witnesses(&mut self, claim: &Claim) -> Result<Vec<Record>> {
+        let mut out = Vec::new();
+        for w in &claim.witnesses {
+            if let Some(sp) = self.span(*w)? {
+                out.push(Record::Span(sp));
+            } else if let Some(c) = self.claim(*w)? {
+                out.push(Record::Claim(c));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether a claim has a raw-span ancestor, and whether it was re-grounded since.
+    pub fn grounding(&self, rid: &Rid) -> Result<Grounding> {
+        Ok(Grounding {
+            anchored: self.read.facts(rid)?.is_some_and(|f| f.anchored),
+            regrounded: self.read.regrounded(rid)?.is_some(),
+        })
     }
 
     /// The spans among `evicts` that a recorded `contradicts` judgement names against any of

@@ -103,9 +103,12 @@ fn reason(e: bincode::error::DecodeError) -> String {
         E::Utf8 { .. } => "a string is not valid UTF-8".to_string(),
         E::InvalidBooleanValue(b) => format!("a boolean is stored as {b}, not 0 or 1"),
         E::OutsideUsizeRange(n) => format!("a length of {n} does not fit in memory"),
+        E::ArrayLengthMismatch { required, found } => {
+            format!("a list holds {found} items where {required} belong")
+        }
         E::OtherString(s) => s,
         E::Other(s) => s.to_string(),
-        other => format!("bincode reports {other:?}"),
+        _ => "it breaks the encoding's rules for its fields".to_string(),
     }
 }
 

@@ -9,15 +9,16 @@ use bincode::{BorrowDecode, Decode, Encode};
 macro_rules! gates {
     ($($(#[$doc:meta])* $v:ident = $s:literal, refuses: $r:literal;)*) => {
         /// A gate: a rule over the record graph that judges a compaction or an action. Its
-        /// name is stable: used in findings, JSON output and tests (design.md section 5).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        /// name is stable: used in findings, JSON output and tests (SPEC.md section 8.1).
+        /// Gates order by name, as lists of findings have always been sorted.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[non_exhaustive]
         pub enum Gate {
             $($(#[$doc])* $v,)*
         }
 
         impl Gate {
-            /// Every gate, in the order SPEC.md section 8.1 lists them.
+            /// Every gate, in the order of SPEC.md section 8.1's table.
             pub const ALL: &'static [Gate] = &[$(Gate::$v),*];
 
             /// The stable name, such as `unanchored-claim`.
@@ -41,20 +42,20 @@ macro_rules! gates {
 gates! {
     /// No raw-span ancestor through any chain of witnesses.
     UnanchoredClaim = "unanchored-claim", refuses: true;
-    /// Rests on earlier claims, not on a raw span of the summary's source window.
-    LaunderedClaim = "laundered-claim", refuses: false;
-    /// Similar to its best raw span, but not entailed by any.
-    FabricatedClaim = "fabricated-claim", refuses: true;
-    /// Too many actionable claims are laundered.
-    LaunderingRate = "laundering-rate", refuses: true;
+    /// No origin tag, or an unknown one.
+    MissingOrigin = "missing-origin", refuses: true;
     /// An identifier not found verbatim in any raw-span ancestor.
     IdentifierDrift = "identifier-drift", refuses: true;
+    /// Similar to its best raw span, but not entailed by any.
+    FabricatedClaim = "fabricated-claim", refuses: true;
+    /// Rests on earlier claims, not on a raw span of the summary's source window.
+    LaunderedClaim = "laundered-claim", refuses: false;
+    /// Too many actionable claims are laundered.
+    LaunderingRate = "laundering-rate", refuses: true;
     /// A user-said or tool-output claim supported only by hedged evidence.
     HedgeStripped = "hedge-stripped", refuses: false;
     /// An origin tag without an ancestor of that role.
     OriginMismatch = "origin-mismatch", refuses: false;
-    /// No origin tag, or an unknown one.
-    MissingOrigin = "missing-origin", refuses: true;
     /// The summary evicts a span that contradicts a claim it keeps.
     EvictedDisconfirmer = "evicted-disconfirmer", refuses: true;
     /// More than the allowed self-authored re-summarisations since the last grounding.
@@ -69,6 +70,18 @@ gates! {
     IrreversibleUnverified = "irreversible-unverified", refuses: true;
     /// An action matching a pinned prohibition.
     ProhibitedAction = "prohibited-action", refuses: true;
+}
+
+impl Ord for Gate {
+    fn cmp(&self, other: &Gate) -> std::cmp::Ordering {
+        self.name().cmp(other.name())
+    }
+}
+
+impl PartialOrd for Gate {
+    fn partial_cmp(&self, other: &Gate) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl std::fmt::Display for Gate {

@@ -1,6 +1,30 @@
 //! Forensic replay from the records alone, without re-running any model: `why` (a claim's
 //! derivation down to the raw spans, and where its provenance was lost) and `replay` (a
-//! stream, boundary by boundary).
+//! stream, boundary by boundary), with the HTML report and the record graph as outputs.
+//!
+//! ```
+//! use cairn::{gate::Gatekeeper, ingest, replay, Ledger, Read};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ledger = Ledger::in_memory()?;
+//! let mut batch = ledger.batch()?;
+//! let lines = [
+//!     r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"I think the staging DB is on port 5433."}"#,
+//!     r#"{"kind":"summary","stream":"s","author":"self","budget":100,"covers":["turn:1"],"evicts":[],"claims":[{"text":"staging DB port is 5433","origin":"user-said","witnesses":["turn:1"]}]}"#,
+//! ];
+//! for (i, line) in lines.iter().enumerate() {
+//!     ingest::apply_line(&mut batch, &Gatekeeper::default(), i as u64 + 1, line.as_bytes())?;
+//! }
+//! batch.commit()?;
+//! let snap = ledger.snapshot()?;
+//! let claim = snap.head("s")?.and_then(|h| match snap.get(&h).ok()? {
+//!     Some(cairn::record::Record::Summary(s)) => s.claims.first().copied(),
+//!     _ => None,
+//! }).expect("the admitted summary's claim");
+//! let why = replay::why(&snap, claim)?;
+//! assert_eq!(why.losses[0].gate, cairn::gate::Gate::HedgeStripped);
+//! assert_eq!(replay::replay(&snap, "s")?.boundaries.len(), 1);
+//! # Ok(()) }
+//! ```
 
 mod graph;
 mod report;
@@ -9,13 +33,13 @@ pub use graph::{dot, records};
 pub use report::html;
 
 use crate::error::{not_a, ErrorKind, Result};
-use crate::gate::rules::{self, FoundBy, Grounding, Witness};
+use crate::gate::rules::{self, FoundBy, Witness};
 use crate::gate::status_given;
 use crate::gate::view::View;
 use crate::record::{
     score_to_unit, Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict,
 };
-use crate::store::Read;
+use crate::store::{Read, Trusted};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
@@ -134,10 +158,6 @@ struct Walker<'a, R: Read> {
     regrounded: HashMap<Rid, Option<Rid>>,
 }
 
-fn admitted<R: Read>(read: &R, summary: &Rid) -> Result<bool> {
-    Ok(verdict_of(read, summary)?.is_some_and(|(_, v)| v.admitted))
-}
-
 impl<'a, R: Read> Walker<'a, R> {
     fn new(read: &'a R) -> Self {
         Walker {
@@ -209,7 +229,7 @@ impl<'a, R: Read> Walker<'a, R> {
     fn carrier(&mut self, claim: &Rid) -> Result<Option<(usize, Rid)>> {
         let mut best: Option<(usize, Rid)> = None;
         for dep in self.dependents(claim)?.iter() {
-            if self.kind(dep)? != Some(Kind::Summary) || !admitted(self.read, dep)? {
+            if self.kind(dep)? != Some(Kind::Summary) || !self.read.admitted(dep)? {
                 continue;
             }
             let n = self.read.ordinal(dep)?.unwrap_or(0) as usize;
@@ -414,18 +434,8 @@ fn unjudged_losses<R: Read>(
     let Some(claim) = view.claim(rid)? else {
         return Ok(());
     };
-    let grounding = Grounding {
-        anchored: view.read.facts(&rid)?.is_some_and(|f| f.anchored),
-        regrounded: view.read.regrounded(&rid)?.is_some(),
-    };
-    let mut direct = Vec::new();
-    for w in &claim.witnesses {
-        if let Some(sp) = view.span(*w)? {
-            direct.push(Record::Span(sp));
-        } else if let Some(c) = view.claim(*w)? {
-            direct.push(Record::Claim(c));
-        }
-    }
+    let grounding = view.grounding(&rid)?;
+    let direct = view.witnesses(&claim)?;
     let rests_on_raw = direct.iter().any(|r| matches!(r, Record::Span(_)));
     let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(Witness::of).collect();
     let (ancestors, _) = view.ancestry(rid)?;

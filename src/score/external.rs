@@ -126,7 +126,7 @@ impl Scorer for External {
             *guard = Some(self.start()?);
         }
         let Some(r) = guard.as_mut() else {
-            return Err(self.fail(ScoreProblem::Exited { status: None }));
+            return Err(self.fail(ScoreProblem::NotRunning));
         };
         let request = json!({"claim": claim, "source": source}).to_string();
         let sent = writeln!(r.stdin, "{request}").and_then(|_| r.stdin.flush());

@@ -2,7 +2,34 @@
 //!
 //! The default, [`Lexical`], is pure Rust, offline and deterministic: a strong tripwire, not an
 //! NLI model. [`External`] runs a command that speaks JSON Lines, so a team can plug in an NLI
-//! model or an LLM judge.
+//! model or an LLM judge. A scorer of your own implements [`Scorer`]:
+//!
+//! ```
+//! use cairn::gate::{Gatekeeper, Policy};
+//! use cairn::score::{ScoreError, ScoreProblem, Scorer, Scores};
+//!
+//! /// Entails exactly the sources that contain the claim word for word.
+//! struct Verbatim;
+//!
+//! impl Scorer for Verbatim {
+//!     fn id(&self) -> &str {
+//!         "verbatim-1"
+//!     }
+//!     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
+//!         if source.is_empty() {
+//!             let why = ScoreProblem::Other("the source is empty".into());
+//!             return Err(ScoreError::new(self.id(), why));
+//!         }
+//!         let hit = if source.contains(claim) { 1.0 } else { 0.0 };
+//!         Ok(Scores { entailment: hit, contradiction: 0.0, similarity: hit })
+//!     }
+//! }
+//!
+//! let gate = Gatekeeper { policy: Policy::default(), scorer: Box::new(Verbatim) };
+//! assert_eq!(gate.scorer.score("2.3.1", "still on 2.3.1")?.entailment, 1.0);
+//! assert!(gate.scorer.score("2.3.1", "").is_err());
+//! # Ok::<(), ScoreError>(())
+//! ```
 
 mod external;
 mod lexical;

@@ -9,6 +9,7 @@ pub use backend::Storage;
 pub(crate) use read::sealed::Sealed;
 pub use read::Read;
 use read::SnapshotTx;
+pub(crate) use read::Trusted;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
@@ -264,7 +265,13 @@ impl Ledger {
                         path: self.path.clone(),
                         expected: FORMAT_VERSION,
                         detail: match other {
-                            Some(v) => format!("its meta table says format {v:?}"),
+                            Some(v) => format!(
+                                "its meta table says format {}",
+                                v.iter()
+                                    .map(|b| b.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
                             None => "its meta table has no format entry".into(),
                         },
                     }

@@ -198,31 +198,6 @@ pub trait Read: sealed::Sealed {
         }
     }
 
-    /// A record by rid, decoded without re-hashing or re-checking its canonical form: for the
-    /// ledger's own hot paths (link checks, gates, replay). Use [`Read::get`] to present a
-    /// record as valid.
-    fn get_trusted(&self, rid: &Rid) -> Result<Option<Record>> {
-        let Some(index) = self.index_of(rid)? else {
-            return Ok(None);
-        };
-        self.trusted_at(*rid, index)
-    }
-
-    /// The record `rid` at log `index`, decoded as [`Read::get_trusted`] does.
-    fn trusted_at(&self, rid: Rid, index: u64) -> Result<Option<Record>> {
-        let records = self.tx().table(RECORDS)?;
-        let Some(guard) = records.get(index)? else {
-            return Ok(None);
-        };
-        let record =
-            crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
-                rid,
-                index,
-                detail: e.to_string(),
-            })?;
-        Ok(Some(record))
-    }
-
     /// The kind of a record by rid, read from its header byte without decoding it.
     fn kind_of(&self, rid: &Rid) -> Result<Option<Kind>> {
         let Some(index) = self.index_of(rid)? else {
@@ -382,6 +357,14 @@ pub trait Read: sealed::Sealed {
             .map(|g| Rid(g.value())))
     }
 
+    /// Whether a gated summary or action was admitted: false when refused or never gated.
+    fn admitted(&self, subject: &Rid) -> Result<bool> {
+        Ok(match self.verdict_of(subject)? {
+            Some(v) => matches!(self.get(&v)?, Some(Record::Verdict(v)) if v.admitted),
+            None => false,
+        })
+    }
+
     /// A claim's latest status from an admitted verdict or a reground; `None` if never gated.
     fn status(&self, claim: &Rid) -> Result<Option<crate::record::Status>> {
         use crate::record::Status;
@@ -452,30 +435,6 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
-    /// The stored hash of the perfect subtree at `level` (1 or more), `index`, of the Merkle
-    /// log; level 0 is the log itself ([`Read::rid_at`]).
-    fn subtree(&self, level: u8, index: u64) -> Result<Option<[u8; 32]>> {
-        Ok(self
-            .tx()
-            .table(MERKLE)?
-            .get((level, index))?
-            .map(|g| g.value()))
-    }
-
-    /// The size and root of the last checkpoint signed over this ledger, as the ledger records
-    /// it: `(0, None)` before the first.
-    fn last_signed(&self) -> Result<(u64, Option<[u8; 32]>)> {
-        let meta = self.tx().table(META)?;
-        let size = meta
-            .get("signed_size")?
-            .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
-            .map(u64::from_le_bytes);
-        let root = meta
-            .get("signed_root")?
-            .and_then(|g| <[u8; 32]>::try_from(g.value()).ok());
-        Ok((size.unwrap_or(0), root))
-    }
-
     /// Resolves a full rid or a unique hex prefix of at least 8 characters.
     fn resolve(&self, text: &str) -> Result<Rid> {
         let not_a_rid = || ErrorKind::Reference(RefError::NotARid(text.to_string()));
@@ -508,3 +467,56 @@ pub trait Read: sealed::Sealed {
         Ok(first)
     }
 }
+
+/// Reads for the ledger's own hot paths and bookkeeping, beside [`Read`]: records decoded
+/// without re-checking them, the stored Merkle nodes, and the last checkpoint signed. Private
+/// to the crate, so a user's reads always go through the checks.
+pub(crate) trait Trusted: Read {
+    /// A record by rid, decoded without re-hashing or re-checking its canonical form: for the
+    /// ledger's own hot paths (link checks, gates, replay). Use [`Read::get`] to present a
+    /// record as valid.
+    fn get_trusted(&self, rid: &Rid) -> Result<Option<Record>> {
+        let Some(index) = self.index_of(rid)? else {
+            return Ok(None);
+        };
+        self.trusted_at(*rid, index)
+    }
+    /// The record `rid` at log `index`, decoded as [`Trusted::get_trusted`] does.
+    fn trusted_at(&self, rid: Rid, index: u64) -> Result<Option<Record>> {
+        let records = self.tx().table(RECORDS)?;
+        let Some(guard) = records.get(index)? else {
+            return Ok(None);
+        };
+        let record =
+            crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
+                rid,
+                index,
+                detail: e.to_string(),
+            })?;
+        Ok(Some(record))
+    }
+    /// The stored hash of the perfect subtree at `level` (1 or more), `index`, of the Merkle
+    /// log; level 0 is the log itself ([`Read::rid_at`]).
+    fn subtree(&self, level: u8, index: u64) -> Result<Option<[u8; 32]>> {
+        Ok(self
+            .tx()
+            .table(MERKLE)?
+            .get((level, index))?
+            .map(|g| g.value()))
+    }
+    /// The size and root of the last checkpoint signed over this ledger, as the ledger records
+    /// it: `(0, None)` before the first.
+    fn last_signed(&self) -> Result<(u64, Option<[u8; 32]>)> {
+        let meta = self.tx().table(META)?;
+        let size = meta
+            .get("signed_size")?
+            .and_then(|g| <[u8; 8]>::try_from(g.value()).ok())
+            .map(u64::from_le_bytes);
+        let root = meta
+            .get("signed_root")?
+            .and_then(|g| <[u8; 32]>::try_from(g.value()).ok());
+        Ok((size.unwrap_or(0), root))
+    }
+}
+
+impl<R: Read> Trusted for R {}

@@ -68,13 +68,13 @@ pub struct Facts {
 
 impl Facts {
     /// The stored form: `[kind, anchored, depth u32 LE]`, depth `u32::MAX` for none.
-    pub fn to_bytes(self, kind: u8) -> [u8; 6] {
+    pub(crate) fn to_bytes(self, kind: u8) -> [u8; 6] {
         let d = self.depth.unwrap_or(u32::MAX).to_le_bytes();
         [kind, u8::from(self.anchored), d[0], d[1], d[2], d[3]]
     }
 
     /// Reads the stored form.
-    pub fn from_bytes(b: [u8; 6]) -> Facts {
+    pub(crate) fn from_bytes(b: [u8; 6]) -> Facts {
         let d = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
         Facts {
             anchored: b[1] == 1,

@@ -237,7 +237,7 @@ fn advice(e: &Error) -> Option<&'static str> {
         }
         ErrorKind::Locked(_) => "or give another --db",
         ErrorKind::NotALedger { .. } => "point --db at a cairn ledger or a new path",
-        ErrorKind::AsOf { .. } => "--as-of counts records, as `cairn stats` shows them",
+        ErrorKind::AsOf { .. } => "`cairn stats` shows the log size",
         ErrorKind::Policy(_) => "or drop --policy to use the defaults",
         ErrorKind::Reference(RefError::NeedsStream) => "give --stream",
         ErrorKind::Score(ScoreError {
