@@ -33,11 +33,11 @@ pub use graph::{dot, records};
 pub use report::html;
 
 use crate::error::{not_a, ErrorKind, Result};
-use crate::gate::rules::{self, FoundBy, Witness};
+use crate::gate::rules::{self, FoundBy, Grounding, Witness};
 use crate::gate::status_given;
 use crate::gate::view::View;
 use crate::record::{
-    score_to_unit, Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict,
+    score_to_unit, Claim, Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict,
 };
 use crate::store::{Read, Trusted};
 use serde_json::{json, Value};
@@ -156,6 +156,7 @@ struct Walker<'a, R: Read> {
     dependents: HashMap<Rid, Rc<Vec<Rid>>>,
     kinds: HashMap<Rid, Option<Kind>>,
     regrounded: HashMap<Rid, Option<Rid>>,
+    ancestors: HashMap<Rid, Rc<Vec<Rid>>>,
 }
 
 impl<'a, R: Read> Walker<'a, R> {
@@ -168,6 +169,7 @@ impl<'a, R: Read> Walker<'a, R> {
             dependents: HashMap::new(),
             kinds: HashMap::new(),
             regrounded: HashMap::new(),
+            ancestors: HashMap::new(),
         }
     }
 
@@ -222,6 +224,47 @@ impl<'a, R: Read> Walker<'a, R> {
         let kind = self.read.kind_of(rid)?;
         self.kinds.insert(*rid, kind);
         Ok(kind)
+    }
+
+    /// A claim's direct witnesses that are spans or claims, in order, as read for the tree.
+    fn witnesses(&mut self, claim: &Claim) -> Result<Vec<Rc<Record>>> {
+        let mut out = Vec::new();
+        for w in &claim.witnesses {
+            if let Some((_, r)) = self.record(w)? {
+                if matches!(*r, Record::Span(_) | Record::Claim(_)) {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The raw spans reachable from a claim through witnesses, each once (as the gate's
+    /// ancestry finds them), from the records already read; remembered per claim, since the
+    /// claims of one tree share their ancestors.
+    fn raw_ancestors(&mut self, claim: Rid) -> Result<Rc<Vec<Rid>>> {
+        if let Some(hit) = self.ancestors.get(&claim) {
+            return Ok(Rc::clone(hit));
+        }
+        // Mark the claim first, so a claim reached again on the way counts as having none.
+        self.ancestors.insert(claim, Rc::new(Vec::new()));
+        let mut out = Vec::new();
+        if let Some((_, rec)) = self.record(&claim)? {
+            if let Record::Claim(c) = &*rec {
+                for w in &c.witnesses {
+                    match self.record(w)?.map(|(_, r)| r.kind()) {
+                        Some(Kind::Span) => out.push(*w),
+                        Some(Kind::Claim) => out.extend(self.raw_ancestors(*w)?.iter()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        let out = Rc::new(out);
+        self.ancestors.insert(claim, Rc::clone(&out));
+        Ok(out)
     }
 
     /// The first admitted summary that held a claim, and its boundary number: read from the
@@ -371,11 +414,10 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     claims.sort();
     let mut losses = Losses::default();
     recorded_losses(&mut w, &claims, &mut losses)?;
-    let mut view = View::new(read);
     for (index, cl) in &claims {
-        unjudged_losses(&mut view, *index, *cl, &mut losses)?;
+        unjudged_losses(&mut w, *index, *cl, &mut losses)?;
     }
-    evicted_losses(&mut view, &claims, &mut losses)?;
+    evicted_losses(&mut View::new(read), &claims, &mut losses)?;
     let mut kept = Vec::new();
     for l in losses.found {
         let healed = match w.regrounded(&l.claim)? {
@@ -426,25 +468,41 @@ fn recorded_losses<R: Read>(
 /// hedge-stripped, identifier drift. A claim a gate judged has those findings recorded
 /// already, and the same (gate, claim) is reported once.
 fn unjudged_losses<R: Read>(
-    view: &mut View<'_, R>,
+    w: &mut Walker<'_, R>,
     index: u64,
     rid: Rid,
     losses: &mut Losses,
 ) -> Result<()> {
-    let Some(claim) = view.claim(rid)? else {
+    let Some((_, rec)) = w.record(&rid)? else {
         return Ok(());
     };
-    let grounding = view.grounding(&rid)?;
-    let direct = view.witnesses(&claim)?;
-    let rests_on_raw = direct.iter().any(|r| matches!(r, Record::Span(_)));
-    let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(Witness::of).collect();
-    let (ancestors, _) = view.ancestry(rid)?;
-    let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
-    let found = rules::unanchored_claim(rid, &claim, grounding.anchored)
-        .or_else(|| rules::laundered_claim(rid, &claim, grounding, rests_on_raw, None))
+    let Record::Claim(claim) = &*rec else {
+        return Ok(());
+    };
+    let direct = w.witnesses(claim)?;
+    let rests_on_raw = direct.iter().any(|r| matches!(**r, Record::Span(_)));
+    let witnesses: Vec<Witness<'_>> = direct.iter().filter_map(|r| Witness::of(r)).collect();
+    let ancestors = w.raw_ancestors(rid)?;
+    // Anchored means a raw span is reachable through witnesses: the ancestors just found.
+    let grounding = Grounding {
+        anchored: !ancestors.is_empty(),
+        regrounded: w.regrounded(&rid)?.is_some(),
+    };
+    let mut spans = Vec::new();
+    for a in ancestors.iter() {
+        spans.extend(w.record(a)?.map(|(_, r)| r));
+    }
+    let raw: Vec<&str> = (spans.iter())
+        .filter_map(|r| match &**r {
+            Record::Span(s) => Some(s.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let found = rules::unanchored_claim(rid, claim, grounding.anchored)
+        .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None))
         .into_iter()
-        .chain(rules::hedge_stripped(rid, &claim, &witnesses))
-        .chain(rules::identifier_drift(rid, &claim, &raw));
+        .chain(rules::hedge_stripped(rid, claim, &witnesses))
+        .chain(rules::identifier_drift(rid, claim, &raw));
     for f in found {
         let detail = f.detail.clone();
         losses.push(index, rid, f, detail, None);

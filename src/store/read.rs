@@ -359,10 +359,25 @@ pub trait Read: sealed::Sealed {
 
     /// Whether a gated summary or action was admitted: false when refused or never gated.
     fn admitted(&self, subject: &Rid) -> Result<bool> {
-        Ok(match self.verdict_of(subject)? {
-            Some(v) => matches!(self.get(&v)?, Some(Record::Verdict(v)) if v.admitted),
-            None => false,
-        })
+        let Some(v) = self.verdict_of(subject)? else {
+            return Ok(false);
+        };
+        let Some(index) = self.index_of(&v)? else {
+            return Ok(false);
+        };
+        // The verdict's bytes were checked when it was appended: decode them without
+        // re-hashing, as the ledger's own hot paths do.
+        let records = self.tx().table(RECORDS)?;
+        let Some(guard) = records.get(index)? else {
+            return Ok(false);
+        };
+        let record =
+            crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
+                rid: v,
+                index,
+                detail: e.to_string(),
+            })?;
+        Ok(matches!(record, Record::Verdict(v) if v.admitted))
     }
 
     /// A claim's latest status from an admitted verdict or a reground; `None` if never gated.
