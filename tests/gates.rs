@@ -188,40 +188,42 @@ fn fabricated_claim() {
     );
 }
 
-#[test]
-fn laundering_rate_with_budget_scaling() {
-    // Summary 1 holds ten actionable claims; summary 2 carries one of them (laundered) and
-    // states nine fresh ones: 1 of 10 = 0.10.
-    let fresh: Vec<String> = (0..10u8)
+/// Two summaries for the laundering rate: the first, under `parent_budget`, holds ten
+/// actionable claims; the second, under a budget given later, carries one of them (laundered)
+/// and states `fresh` new ones.
+fn laundering_pair(parent_budget: u32, fresh: u8) -> (String, impl Fn(u32) -> String) {
+    let held: Vec<String> = (0..10u8)
         .map(|i| {
-            claim(
-                &format!(
-                    "the staging DB listens on port 5433 note {}",
-                    char::from(b'a' + i)
-                ),
-                "user-said",
-                r#""turn:1""#,
-            )
+            let text = format!(
+                "the staging DB listens on port 5433 note {}",
+                char::from(b'a' + i)
+            );
+            claim(&text, "user-said", r#""turn:1""#)
         })
         .collect();
-    let first = summary(&fresh.join(","), "");
-    let second = |budget: u32| {
+    let first = summary(&held.join(","), "")
+        .replace(r#""budget":1000"#, &format!(r#""budget":{parent_budget}"#));
+    let second = move |budget: u32| {
         let mut cs = vec!["\"prior:0\"".to_string()];
-        cs.extend((10..19u8).map(|i| {
-            claim(
-                &format!(
-                    "psql connected to staging-db on port 5433 note {}",
-                    char::from(b'a' + i)
-                ),
-                "tool-output",
-                r#""turn:2""#,
-            )
+        cs.extend((0..fresh).map(|i| {
+            let text = format!(
+                "psql connected to staging-db on port 5433 note {}",
+                char::from(b'a' + i)
+            );
+            claim(&text, "tool-output", r#""turn:2""#)
         }));
         format!(
             r#"{{"kind":"summary","stream":"g","author":"self","budget":{budget},"covers":["turn:2"],"evicts":[],"claims":[{}]}}"#,
             cs.join(",")
         )
     };
+    (first, second)
+}
+
+#[test]
+fn laundering_rate_with_budget_scaling() {
+    // Summary 2 carries one claim of summary 1 and states nine fresh ones: 1 of 10 = 0.10.
+    let (first, second) = laundering_pair(1000, 9);
     passes(&with(&[first.clone(), second(1000)]), "laundering-rate");
     // Half the parent's budget halves the threshold to 0.075: 0.10 now refuses.
     fires(
@@ -245,36 +247,7 @@ fn laundering_rate_with_budget_scaling() {
 /// computed (0.15 x 1000) / 3000 = 0.05 and admitted it.
 #[test]
 fn laundering_rate_scales_the_policy_by_the_budget_ratio_in_that_order() {
-    let fresh: Vec<String> = (0..10u8)
-        .map(|i| {
-            claim(
-                &format!(
-                    "the staging DB listens on port 5433 item {}",
-                    char::from(b'a' + i)
-                ),
-                "user-said",
-                r#""turn:1""#,
-            )
-        })
-        .collect();
-    let first = summary(&fresh.join(","), "").replace(r#""budget":1000"#, r#""budget":3000"#);
-    let second = |budget: u32| {
-        let mut cs = vec!["\"prior:0\"".to_string()];
-        cs.extend((0..19u8).map(|i| {
-            claim(
-                &format!(
-                    "psql connected to staging-db on port 5433 item {}",
-                    char::from(b'a' + i)
-                ),
-                "tool-output",
-                r#""turn:2""#,
-            )
-        }));
-        format!(
-            r#"{{"kind":"summary","stream":"g","author":"self","budget":{budget},"covers":["turn:2"],"evicts":[],"claims":[{}]}}"#,
-            cs.join(",")
-        )
-    };
+    let (first, second) = laundering_pair(3000, 19);
     fires(
         &with(&[first.clone(), second(1000)]),
         "laundering-rate",
