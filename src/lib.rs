@@ -48,5 +48,5 @@ pub use error::{
 };
 pub use store::{
     Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Storage, StreamState,
-    VerifyReport, MAX_LINKS,
+    VerifyReport, DERIVED_RULES, MAX_LINKS,
 };

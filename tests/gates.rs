@@ -415,13 +415,30 @@ fn depth_exceeded_flags_and_a_separate_pass_resets() {
             r#"{{"kind":"summary","stream":"g","author":"{author}","budget":1000,"covers":["turn:1"],"evicts":[],"self_score":0.9{n},"claims":["prior:0"]}}"#
         )
     };
-    let three = with(&[first.clone(), again("self", 1), again("self", 2)]);
-    fires(&three, "depth-exceeded", false);
+    // Seed 001 counts re-summarisations: the first compaction has depth 0, so the fourth is
+    // the third re-summarisation and the first past two.
+    let four = with(&[
+        first.clone(),
+        again("self", 1),
+        again("self", 2),
+        again("self", 3),
+    ]);
+    fires(&four, "depth-exceeded", false);
+    // Near miss: the third compaction, two re-summarisations deep, is not flagged.
     passes(
-        &with(&[first, again("separate", 1), again("self", 2)]),
+        &with(&[first.clone(), again("self", 1), again("self", 2)]),
         "depth-exceeded",
     );
-    let (ledger, _) = run(&three);
+    passes(
+        &with(&[
+            first,
+            again("separate", 1),
+            again("self", 2),
+            again("self", 3),
+        ]),
+        "depth-exceeded",
+    );
+    let (ledger, _) = run(&four);
     assert_eq!(
         ledger
             .snapshot()

@@ -56,7 +56,8 @@ impl Model {
     fn depth(&self, summary: &Rid) -> u32 {
         match self.get(summary) {
             Some(Record::Summary(s)) if s.author == Author::Separate => 0,
-            Some(Record::Summary(s)) => 1 + s.parent.map(|p| self.depth(&p)).unwrap_or(0),
+            // Re-summarisations since the last grounding: the first compaction is 0.
+            Some(Record::Summary(s)) => s.parent.map(|p| 1 + self.depth(&p)).unwrap_or(0),
             _ => 0,
         }
     }

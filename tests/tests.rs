@@ -8,6 +8,7 @@ mod gates;
 mod golden;
 mod ingest;
 mod layers;
+mod ledgers;
 mod merkle;
 mod model;
 mod store;

@@ -53,6 +53,12 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
     }
 }
 
+/// The version of the rules by which a new ledger derives its tables (SPEC.md section 4.3).
+/// Version 1 (ledgers created before 2026-11-30): a self-authored summary without a parent has
+/// depth 1. Version 2: it has depth 0, as seed 001's `cycle_depth` counts, so a summary's depth
+/// is the number of re-summarisations since the last grounding.
+pub const DERIVED_RULES: u8 = 2;
+
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;
 
@@ -64,6 +70,7 @@ const CACHE_BYTES: usize = 160 * 1024 * 1024;
 pub struct Ledger {
     db: Database,
     path: PathBuf,
+    rules: u8,
 }
 
 /// A consistent, read-only view of the ledger as of the moment it was taken.
@@ -75,6 +82,7 @@ pub struct Snapshot {
 /// Dropping a batch without committing it writes nothing.
 pub struct Batch {
     txn: WriteTransaction,
+    rules: u8,
 }
 
 /// The result of an append.
@@ -180,11 +188,14 @@ impl Ledger {
             .set_cache_size(CACHE_BYTES)
             .create(path)
             .map_err(|e| open_error(path, e))?;
-        let ledger = Ledger {
-            db,
-            path: path.to_path_buf(),
-        };
-        ledger.init()?;
+        Ledger::start(db, path.to_path_buf(), DERIVED_RULES)
+    }
+
+    /// A ledger on an open database: checks an old ledger's meta, or writes a new one's with
+    /// the derived rules of version `rules`.
+    fn start(db: Database, path: PathBuf, rules: u8) -> Result<Ledger> {
+        let mut ledger = Ledger { db, path, rules };
+        ledger.rules = ledger.init(rules)?;
         Ok(ledger)
     }
 
@@ -208,11 +219,7 @@ impl Ledger {
                 .set_cache_size(CACHE_BYTES)
                 .create(&tmp)
                 .map_err(|e| open_error(&tmp, e))?;
-            let ledger = Ledger {
-                db,
-                path: path.to_path_buf(),
-            };
-            ledger.init()?;
+            Ledger::start(db, path.to_path_buf(), DERIVED_RULES)?;
         }
         // A hard link never replaces a file: if another process created the ledger meanwhile,
         // its ledger stays and this one is dropped.
@@ -227,15 +234,16 @@ impl Ledger {
 
     /// A ledger held in memory only, for tests and for rebuilding derived tables.
     pub fn in_memory() -> Result<Ledger> {
+        Ledger::in_memory_with(DERIVED_RULES)
+    }
+
+    /// A ledger in memory that derives its tables by the rules of version `rules`: for
+    /// rebuilding an older ledger's tables as they were derived (`verify`, `as_of`).
+    fn in_memory_with(rules: u8) -> Result<Ledger> {
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(|e| open_error(Path::new(":memory:"), e))?;
-        let ledger = Ledger {
-            db,
-            path: PathBuf::from(":memory:"),
-        };
-        ledger.init()?;
-        Ok(ledger)
+        Ledger::start(db, PathBuf::from(":memory:"), rules)
     }
 
     /// A ledger on storage of the caller's own: for fault injection in tests (storage that
@@ -245,22 +253,32 @@ impl Ledger {
             .set_cache_size(CACHE_BYTES)
             .create_with_backend(backend::Backend(storage))
             .map_err(|e| open_error(Path::new(":backend:"), e))?;
-        let ledger = Ledger {
-            db,
-            path: PathBuf::from(":backend:"),
-        };
-        ledger.init()?;
-        Ok(ledger)
+        Ledger::start(db, PathBuf::from(":backend:"), DERIVED_RULES)
     }
 
-    /// Creates the tables and the meta entries of a new ledger, or checks those of an old one.
-    fn init(&self) -> Result<()> {
+    /// Creates the tables and the meta entries of a new ledger, deriving by the rules of
+    /// version `rules`, or checks those of an old one; returns the ledger's rules version.
+    fn init(&self, rules: u8) -> Result<u8> {
         let snap = self.db.begin_read()?;
         match snap.open_table(META) {
             Ok(meta) => {
                 let format = meta.get("format")?.map(|g| g.value().to_vec());
+                // A ledger from before rules were versioned derived by version 1.
+                let written = meta.get("rules")?.map(|g| g.value().to_vec());
                 return match format.as_deref() {
-                    Some([FORMAT_VERSION]) => Ok(()),
+                    Some([FORMAT_VERSION]) => match written.as_deref() {
+                        None => Ok(1),
+                        Some([v]) if (1..=DERIVED_RULES).contains(v) => Ok(*v),
+                        Some(v) => Err(ErrorKind::NotALedger {
+                            path: self.path.clone(),
+                            expected: FORMAT_VERSION,
+                            detail: format!(
+                                "it derives by rules version {}, and this build knows versions 1 to {DERIVED_RULES}",
+                                v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
+                            ),
+                        }
+                        .into()),
+                    },
                     other => Err(ErrorKind::NotALedger {
                         path: self.path.clone(),
                         expected: FORMAT_VERSION,
@@ -314,9 +332,17 @@ impl Ledger {
             let mut meta = txn.open_table(META)?;
             meta.insert("format", [FORMAT_VERSION].as_slice())?;
             meta.insert("ledger_id", new_ledger_id(&self.path).as_slice())?;
+            meta.insert("rules", [rules].as_slice())?;
         }
         txn.commit()?;
-        Ok(())
+        Ok(rules)
+    }
+
+    /// The version of the rules this ledger derives its tables by (SPEC.md section 4.3): the
+    /// version current when the ledger was created, kept for its life so that `verify`
+    /// rebuilds what was derived.
+    pub fn rules(&self) -> u8 {
+        self.rules
     }
 
     /// The file this ledger lives in.
@@ -345,6 +371,7 @@ impl Ledger {
     pub fn batch(&self) -> Result<Batch> {
         Ok(Batch {
             txn: self.db.begin_write()?,
+            rules: self.rules,
         })
     }
 
@@ -383,7 +410,7 @@ impl Ledger {
         if n > size {
             return Err(ErrorKind::AsOf { asked: n, size }.into());
         }
-        let past = Ledger::in_memory()?;
+        let past = Ledger::in_memory_with(self.rules)?;
         let mut batch = past.batch()?;
         for i in 0..n {
             if let Some((_, record)) = snap.record_at(i)? {
@@ -749,10 +776,11 @@ impl Batch {
 
     /// A summary's depth of self-authored summaries and its boundary number.
     fn derive_summary(&mut self, s: &Summary, rid: Rid) -> Result<()> {
+        let first = if self.rules >= 2 { 0 } else { 1 };
         let depth = match (s.author, s.parent) {
             (Author::Separate, _) => 0,
             _ if s.reground && self.grounded(s)? => 0,
-            (Author::SelfAuthored, None) => 1,
+            (Author::SelfAuthored, None) => first,
             (Author::SelfAuthored, Some(p)) => {
                 self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
             }

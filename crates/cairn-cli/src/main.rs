@@ -460,6 +460,7 @@ fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
     Ok(json!({
         "ledger": ledger.path().display().to_string(),
         "ledger_id": ledger.id()?,
+        "rules": ledger.rules(),
         "records": records,
         "kinds": by_kind,
         "streams": streams,
