@@ -188,6 +188,72 @@ fn fabricated_claim() {
     );
 }
 
+/// Witness first: a claim is judged against the span it cites. Support found only in another
+/// covered span is named, never counted: the claim is fabricated.
+#[test]
+fn fabricated_claim_names_support_the_claim_does_not_cite() {
+    let cites = |turn: u32| {
+        with(&[summary(
+            &claim(
+                "the report generator is written in Rust",
+                "inferred",
+                &format!(r#""turn:{turn}""#),
+            ),
+            "",
+        )])
+    };
+    let (_, out) = run(&cites(1));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    let f = o
+        .findings
+        .iter()
+        .find(|f| f.gate == "fabricated-claim")
+        .expect("fabricated-claim fires");
+    assert!(
+        f.detail.contains("turn 4, which it does not cite"),
+        "{}",
+        f.detail
+    );
+    assert!(!o.admitted);
+    assert_eq!(o.claims[0].status, Status::Fabricated);
+    // Near miss: citing the span that says it.
+    let (_, out) = run(&cites(4));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(o.admitted, "{:?}", o.findings);
+    assert_eq!(o.claims[0].status, Status::Verified);
+}
+
+/// A claim that the span it cites contradicts is refused, though the span stays in the window.
+#[test]
+fn a_claim_its_own_witness_contradicts_is_refused_in_the_window() {
+    let (_, out) = run(&with(&[summary(
+        &claim("the nightly migration finished", "user-said", r#""turn:5""#),
+        "",
+    )]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(!o.admitted);
+    assert!(
+        o.findings.iter().any(|f| f.gate == "fabricated-claim"
+            && f.detail
+                .contains("contradicted by the span it cites, turn 5")),
+        "{:?}",
+        o.findings
+    );
+    assert!(!o.findings.iter().any(|f| f.gate == "evicted-disconfirmer"));
+    // Near miss: the same words, negated as the span negates them.
+    passes(
+        &with(&[summary(
+            &claim(
+                "the nightly migration did not finish",
+                "user-said",
+                r#""turn:5""#,
+            ),
+            "",
+        )]),
+        "fabricated-claim",
+    );
+}
+
 /// Two summaries for the laundering rate: the first, under `parent_budget`, holds ten
 /// actionable claims; the second, under a budget given later, carries one of them (laundered)
 /// and states `fresh` new ones.

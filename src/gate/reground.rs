@@ -37,11 +37,15 @@ impl Gatekeeper {
         let drift = rules::identifier_drift(claim, &c, &texts);
         let mut entailing = Vec::new();
         let mut best = 0.0f64;
+        let mut contradicted = None;
         for (rid, s) in &spans {
-            let e = self.score(&c.text, &s.text)?.entailment;
-            best = best.max(e);
-            if e >= self.policy.raw_entailment {
+            let sc = self.score(&c.text, &s.text)?;
+            best = best.max(sc.entailment);
+            if sc.entailment >= self.policy.raw_entailment {
                 entailing.push(*rid);
+            }
+            if sc.contradiction >= self.policy.contradiction && contradicted.is_none() {
+                contradicted = Some((s.turn, sc.contradiction));
             }
         }
         let whole = self.score(&c.text, &joined)?.entailment;
@@ -49,11 +53,16 @@ impl Gatekeeper {
         if entailing.is_empty() && whole >= self.policy.raw_entailment {
             entailing = spans.iter().map(|(r, _)| *r).collect();
         }
-        if drift.is_some() || entailing.is_empty() {
-            let reason = match drift {
+        if drift.is_some() || entailing.is_empty() || contradicted.is_some() {
+            let reason = match (drift, contradicted) {
                 // The gate's own sentence about the identifier no raw span holds.
-                Some(f) => f.detail,
-                None => format!(
+                (Some(f), _) => f.detail,
+                // As at the gate, a raw span that contradicts the claim outweighs any support.
+                (None, Some((turn, x))) => format!(
+                    "turn {turn}, a raw-span ancestor of claim {}, contradicts it (contradiction {x:.2})",
+                    quote(&c.text)
+                ),
+                (None, None) => format!(
                     "its raw-span ancestors do not entail claim {} (best entailment {best:.2}, below {:.2})",
                     quote(&c.text),
                     self.policy.raw_entailment

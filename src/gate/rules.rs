@@ -154,40 +154,56 @@ pub(crate) fn hedge_stripped(
     ))
 }
 
-/// The best scores of a claim against the raw spans judged for it.
+/// How a claim fares against the raw spans it cites: its direct span witnesses, or, for a
+/// claim that cites only claims, its raw-span ancestors (SPEC.md section 8.1).
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Best {
-    /// The best entailment.
-    pub entailment: f64,
-    /// The best similarity.
-    pub similarity: f64,
-    /// The turn of the most similar span.
-    pub near: Option<u64>,
+pub(crate) struct WitnessCheck {
+    /// The best entailment among them, and the turn that gives it.
+    pub entailment: (f64, Option<u64>),
+    /// The strongest contradiction among them, and the turn that gives it.
+    pub contradiction: (f64, Option<u64>),
+    /// A covered span the claim does not cite that entails it, when none it cites does.
+    pub elsewhere: Option<u64>,
 }
 
-/// `fabricated-claim`: similar to its best raw span but entailed by none; never for a claim
-/// that is unanchored or was re-grounded.
+/// `fabricated-claim`: a span the claim cites contradicts it, or none of the spans it cites
+/// entails it (support found only in a span it does not cite is named, never counted). Never
+/// for a claim that is unanchored (it cites no raw span) or was re-grounded.
 pub(crate) fn fabricated_claim(
     rid: Rid,
     claim: &Claim,
     grounding: Grounding,
-    best: Best,
+    check: WitnessCheck,
     policy: &Policy,
 ) -> Option<Finding> {
-    let fabricated = grounding.anchored
-        && !grounding.regrounded
-        && best.similarity >= policy.fabrication_similarity
-        && best.entailment < policy.raw_entailment;
-    fabricated.then(|| {
-        let near = best.near.map(|t| format!("turn {t}")).unwrap_or_default();
-        finding(Gate::FabricatedClaim, rid, format!(
-            "claim {} resembles {near} (similarity {:.2}) but no raw span entails it (best entailment {:.2}, below {:.2})",
-            quote(&claim.text),
-            best.similarity,
-            best.entailment,
-            policy.raw_entailment
-        ))
-    })
+    if !grounding.anchored || grounding.regrounded {
+        return None;
+    }
+    let q = quote(&claim.text);
+    let turn = |t: Option<u64>| t.map(|t| format!("turn {t}")).unwrap_or_default();
+    let (c, at) = check.contradiction;
+    if c >= policy.contradiction {
+        return Some(finding(Gate::FabricatedClaim, rid, format!(
+            "claim {q} is contradicted by the span it cites, {} (contradiction {c:.2}, at or above {:.2}); state what the span says",
+            turn(at),
+            policy.contradiction
+        )));
+    }
+    let (e, at) = check.entailment;
+    if e >= policy.raw_entailment {
+        return None;
+    }
+    let elsewhere = match check.elsewhere {
+        Some(t) => format!(
+            "; turn {t}, which it does not cite, does entail it: cite the span a claim comes from"
+        ),
+        None => String::new(),
+    };
+    Some(finding(Gate::FabricatedClaim, rid, format!(
+        "no span claim {q} cites entails it (best entailment {e:.2} against {}, below {:.2}){elsewhere}",
+        turn(at),
+        policy.raw_entailment
+    )))
 }
 
 /// Whether a claim has a raw-span ancestor, and whether it was re-grounded since.

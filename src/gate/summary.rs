@@ -3,7 +3,7 @@
 //! findings come out in that order, claim by claim, as a verdict stores them.
 
 use super::pins::{pinned_items, unpinned};
-use super::rules::{self, Best, FoundBy, Grounding, Witness};
+use super::rules::{self, FoundBy, Grounding, Witness, WitnessCheck};
 use super::view::{rank_many, View, Vocab};
 use super::{Gatekeeper, Judged};
 use crate::error::Result;
@@ -122,34 +122,33 @@ impl Gatekeeper {
         findings.extend(rules::unanchored_claim(rid, claim, grounding.anchored));
         let (ancestors, carried) = view.ancestry(rid)?;
         let flags = provenance(view, rid, claim, grounding, &ancestors, findings)?;
-        // Fabrication: similar to the best raw span, but not entailed by any. The raw spans
-        // judged are the claim's own ancestors and the covered spans most like it.
-        let mut raw: Vec<(Rid, Span)> = ancestors;
-        for c in at.near.iter().map(|i| &window.covers[*i]) {
-            if !raw.iter().any(|(r, _)| *r == c.0) {
-                raw.push(c.clone());
-            }
-        }
-        let best = self.best(&claim.text, &raw)?;
-        let fabricated = rules::fabricated_claim(rid, claim, grounding, best, &self.policy);
-        let fabricated = fabricated.map(|f| findings.push(f)).is_some();
+        // Witness first: the claim against the raw spans it cites (its raw ancestors, when it
+        // cites only claims); the window is searched only to name support it does not cite.
         let direct: Vec<&(Rid, Span)> = (window.covers.iter())
             .filter(|(r, _)| claim.witnesses.contains(r))
             .collect();
+        let cited: Vec<&(Rid, Span)> = match ancestors
+            .iter()
+            .filter(|(r, _)| claim.witnesses.contains(r))
+            .collect::<Vec<_>>()
+        {
+            spans if !spans.is_empty() => spans,
+            _ => ancestors.iter().collect(),
+        };
+        let check = self.witness_check(claim, &cited, &at, window)?;
+        let fabricated = rules::fabricated_claim(rid, claim, grounding, check, &self.policy);
+        let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");
         let laundered =
             rules::laundered_claim(rid, claim, grounding, !direct.is_empty(), window_name);
         let laundered = laundered.map(|f| findings.push(f)).is_some();
-        let mut entailed = false;
-        for (_, sp) in &direct {
-            entailed |= self.score(&claim.text, &sp.text)?.entailment >= self.policy.raw_entailment;
-        }
+        let entailed = check.entailment.0 >= self.policy.raw_entailment;
         self.disconfirmers(view, &at, &carried, window, findings)?;
         let status = if !grounding.anchored {
             Status::Unanchored
         } else if fabricated {
             Status::Fabricated
-        } else if grounding.regrounded || (entailed && !flags.weak && !flags.drift) {
+        } else if grounding.regrounded || (entailed && !laundered && !flags.weak && !flags.drift) {
             Status::Verified
         } else {
             Status::Unverified
@@ -157,19 +156,39 @@ impl Gatekeeper {
         Ok(ClaimCheck { status, laundered })
     }
 
-    /// The best entailment and similarity of a claim against some raw spans, and the turn of
-    /// the most similar.
-    fn best(&self, claim: &str, spans: &[(Rid, Span)]) -> Result<Best> {
-        let mut best = Best::default();
-        for (_, s) in spans {
-            let sc = self.score(claim, &s.text)?;
-            best.entailment = best.entailment.max(sc.entailment);
-            if sc.similarity > best.similarity {
-                best.similarity = sc.similarity;
-                best.near = Some(s.turn);
+    /// A claim against the raw spans it cites: the best entailment, the strongest
+    /// contradiction, and, when none of them entails it, the first covered span most like it
+    /// that does.
+    fn witness_check(
+        &self,
+        claim: &Claim,
+        cited: &[&(Rid, Span)],
+        at: &ClaimAt<'_>,
+        window: &Window,
+    ) -> Result<WitnessCheck> {
+        let mut check = WitnessCheck::default();
+        for (_, s) in cited {
+            let sc = self.score(&claim.text, &s.text)?;
+            if check.entailment.1.is_none() || sc.entailment > check.entailment.0 {
+                check.entailment = (sc.entailment, Some(s.turn));
+            }
+            if sc.contradiction > check.contradiction.0 {
+                check.contradiction = (sc.contradiction, Some(s.turn));
             }
         }
-        Ok(best)
+        if check.entailment.0 >= self.policy.raw_entailment {
+            return Ok(check);
+        }
+        for (r, s) in at.near.iter().map(|i| &window.covers[*i]) {
+            if cited.iter().any(|(c, _)| c == r) {
+                continue;
+            }
+            if self.score(&claim.text, &s.text)?.entailment >= self.policy.raw_entailment {
+                check.elsewhere = Some(s.turn);
+                break;
+            }
+        }
+        Ok(check)
     }
 
     /// `evicted-disconfirmer` for one claim: recorded judgements on the claim or on any claim

@@ -53,7 +53,10 @@ fn libfoo_upgraded_to_2_4_0_is_refused() {
         g.contains(&"identifier-drift".to_string()) && g.contains(&"laundering-rate".to_string()),
         "{g:?}"
     );
-    assert_eq!(summary["claims"][0]["status"], "unverified");
+    // Its only raw witness (turn 212, "still on 2.3.1") does not entail it: fabricated, not
+    // merely unverified (issue 12: a claim none of whose witnesses supports it).
+    assert_eq!(summary["claims"][0]["status"], "fabricated");
+    assert!(g.contains(&"fabricated-claim".to_string()), "{g:?}");
     // The refused summary did not become the head: prior:0 is still the faithful claim, and
     // the upgrade it would justify is refused by the pinned prohibition.
     assert_eq!(out[2]["verdict"], "refused");
