@@ -164,6 +164,31 @@ pub(crate) struct WitnessCheck {
     pub contradiction: (f64, Option<u64>),
     /// A covered span the claim does not cite that entails it, when none it cites does.
     pub elsewhere: Option<u64>,
+    /// The speaker the claim names and the turn and role of the cited span that is not theirs.
+    pub speaker: Option<(&'static str, u64, Role)>,
+}
+
+/// The speaker a claim's text names as its subject, from its first words ("The user asked
+/// ...", "The assistant offered ...", "The tool reported ..."), and the roles a span of that
+/// speaker can have. A system prompt speaks for the user in simulated conversations, so it
+/// may hold what "the user" or "the customer" wants.
+pub(crate) fn named_speaker(claim: &str) -> Option<(&'static str, &'static [Role])> {
+    const USER: &[Role] = &[Role::User, Role::System];
+    const ASSISTANT: &[Role] = &[Role::Assistant];
+    const TOOL: &[Role] = &[Role::Tool];
+    let lower = claim.trim_start().to_lowercase();
+    let subject = lower.strip_prefix("the ").unwrap_or(&lower);
+    let word: String = subject
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect();
+    Some(match word.as_str() {
+        "user" | "customer" | "caller" | "guest" | "client" => ("the user", USER),
+        "assistant" | "agent" | "bot" | "representative" => ("the assistant", ASSISTANT),
+        "tool" | "test" | "tests" | "build" | "commit" | "linter" | "compiler" | "pytest"
+        | "flake8" | "cargo" | "command" | "output" => ("a tool", TOOL),
+        _ => return None,
+    })
 }
 
 /// `fabricated-claim`: a span the claim cites contradicts it, or none of the spans it cites
@@ -181,6 +206,12 @@ pub(crate) fn fabricated_claim(
     }
     let q = quote(&claim.text);
     let turn = |t: Option<u64>| t.map(|t| format!("turn {t}")).unwrap_or_default();
+    if let Some((who, t, role)) = check.speaker {
+        return Some(finding(Gate::FabricatedClaim, rid, format!(
+            "claim {q} says {who} did it, but the span it cites, turn {t}, is the {}'s; say who said it",
+            role.name()
+        )));
+    }
     let (c, at) = check.contradiction;
     if c >= policy.contradiction {
         return Some(finding(Gate::FabricatedClaim, rid, format!(

@@ -167,6 +167,12 @@ impl Gatekeeper {
         window: &Window,
     ) -> Result<WitnessCheck> {
         let mut check = WitnessCheck::default();
+        // Who did what: the speaker the claim names must be one the cited spans can be.
+        if let Some((who, roles)) = rules::named_speaker(&claim.text) {
+            if !cited.is_empty() && !cited.iter().any(|(_, s)| roles.contains(&s.role)) {
+                check.speaker = cited.first().map(|(_, s)| (who, s.turn, s.role));
+            }
+        }
         for (_, s) in cited {
             let sc = self.score(&claim.text, &s.text)?;
             if check.entailment.1.is_none() || sc.entailment > check.entailment.0 {

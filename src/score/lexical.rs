@@ -29,13 +29,13 @@ const SLOTS: &[&str] = &[
     "status", "exit", "python", "node", "rust", "go", "java",
 ];
 
-const NAME_POW: f64 = 2.0;
+const NAME_POW: f64 = 3.0;
 
 /// The least coverage at which a window is about the claim's topic: below it, no negation,
 /// antonym, failure or version difference counts as a contradiction.
 pub const TOPIC: f64 = 0.3;
 
-/// The built-in scorer, id `cairn-lexical-1`.
+/// The built-in scorer, id `cairn-lexical-2` (`cairn-lexical-1` until 2026-11-30).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
@@ -185,9 +185,13 @@ struct Window {
     ids: Vec<Ident>,
     hedged: bool,
     negated: bool,
-    /// Content stems within four words after a negation: what it denies.
+    /// Content stems within four words after a negation, in the same clause: what it denies.
     scope: Vec<u32>,
     failure: bool,
+    /// Counted things: a number (in digits or words) and the stem of the word after it.
+    counts: Vec<(u64, u32)>,
+    /// Directions: whether a `to` (else a `from`) and the stems of the one or two words after.
+    dirs: Vec<(bool, Vec<u32>)>,
 }
 
 impl Window {
@@ -197,12 +201,16 @@ impl Window {
             .filter(|w| w.content())
             .map(|w| w.stem)
             .collect();
-        let mut scope = Vec::new();
-        for (i, w) in words.iter().enumerate() {
-            if w.negation() {
-                let after = words.iter().skip(i + 1).take(4);
-                scope.extend(after.filter(|x| x.content()).map(|x| x.stem));
-            }
+        let (mut scope, mut counts, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
+        for clause in clauses(text) {
+            let ws: Vec<(String, Option<Word>)> = crate::text::words(clause)
+                .into_iter()
+                .map(|w| {
+                    let x = lex.words.get(&w).copied();
+                    (w, x)
+                })
+                .collect();
+            clause_facts(&ws, &mut scope, &mut counts, &mut dirs);
         }
         Window {
             keys: Keys::of(
@@ -216,9 +224,57 @@ impl Window {
             stems: Ids::of(words.iter().map(|w| w.stem).collect()),
             ids: identifiers(text),
             hedged: words.iter().any(|w| w.flags & HEDGE != 0) || says_not_sure(text),
-            negated: words.iter().any(|w| w.negation()),
+            // A negation that governs nothing in its clause ("No, I just want ...") negates
+            // nothing.
+            negated: !scope.is_empty(),
             scope,
             failure: words.iter().any(|w| w.flags & FAILURE != 0),
+            counts,
+            dirs,
+        }
+    }
+}
+
+/// The clauses of a text: split at commas, semicolons, line breaks, `!`, `?` and sentence
+/// ends, where a negation's reach stops ("No, I just want ..." denies nothing after the comma).
+fn clauses(text: &str) -> impl Iterator<Item = &str> {
+    text.split([',', ';', '!', '?', '\n'])
+        .flat_map(|p| p.split(". "))
+}
+
+/// Number words, for counts written out ("three nights").
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve",
+];
+
+/// What one clause says beyond its words: the content stems a negation in it denies, the
+/// things it counts, and where it says something goes to or comes from.
+fn clause_facts(
+    ws: &[(String, Option<Word>)],
+    scope: &mut Vec<u32>,
+    counts: &mut Vec<(u64, u32)>,
+    dirs: &mut Vec<(bool, Vec<u32>)>,
+) {
+    for (i, (w, word)) in ws.iter().enumerate() {
+        let after = || ws[i + 1..].iter().filter_map(|(_, x)| *x);
+        if word.is_some_and(|x| x.negation()) || w == "except" {
+            scope.extend(after().take(4).filter(|x| x.content()).map(|x| x.stem));
+        }
+        let value = w
+            .parse::<u64>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|n| n == w).map(|v| v as u64));
+        if let (Some(v), Some(next)) = (value, after().next()) {
+            if next.content() && next.stem != word.map_or(u32::MAX, |x| x.stem) {
+                counts.push((v, next.stem));
+            }
+        }
+        if w == "to" || w == "from" {
+            let target: Vec<u32> = after().take(2).map(|x| x.stem).collect();
+            if !target.is_empty() {
+                dirs.push((w == "to", target));
+            }
         }
     }
 }
@@ -340,6 +396,11 @@ impl Source {
             negated: parts.iter().any(|p| p.negated),
             scope: parts.iter().flat_map(|p| p.scope.iter().copied()).collect(),
             failure: parts.iter().any(|p| p.failure),
+            counts: parts
+                .iter()
+                .flat_map(|p| p.counts.iter().copied())
+                .collect(),
+            dirs: parts.iter().flat_map(|p| p.dirs.iter().cloned()).collect(),
         })
     }
 }
@@ -623,6 +684,11 @@ struct Clash {
     failure: bool,
     /// The window hedges and the claim does not.
     hedge_gap: bool,
+    /// The claim counts a thing the window counts otherwise ("3 people" against "6 people").
+    count: bool,
+    /// The claim sends something the other way ("to London" against "from London"), or swaps
+    /// the targets of a `to`.
+    direction: bool,
 }
 
 fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
@@ -634,7 +700,7 @@ fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
         .any(|i| best.ids.iter().any(|w| w.text == i.text));
     Clash {
         // A negation counts only where it denies something the other side asserts.
-        negation: cov >= 0.4
+        negation: cov >= 0.25
             && ((best.negated && !claim.negated && best.scope.iter().any(|w| c.contains(w)))
                 || (claim.negated
                     && !best.negated
@@ -646,7 +712,23 @@ fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
             && cov >= 0.4
             && (shares_id || (ids.is_empty() && cov >= 0.8)),
         hedge_gap: best.hedged && !claim.hedged,
+        count: cov >= TOPIC
+            && claim.counts.iter().any(|(v, noun)| {
+                !best.counts.contains(&(*v, *noun))
+                    && best.counts.iter().any(|(v2, n2)| n2 == noun && v2 != v)
+            }),
+        direction: cov >= TOPIC && direction_clash(&claim.dirs, &best.dirs),
     }
+}
+
+/// Whether the claim's directions contradict the window's: the same target reached `to` on
+/// one side and `from` on the other, or two targets of `to` swapped.
+fn direction_clash(claim: &[(bool, Vec<u32>)], window: &[(bool, Vec<u32>)]) -> bool {
+    claim.iter().any(|(to, target)| {
+        let same_way = window.iter().any(|(t, x)| t == to && x == target);
+        let other_way = window.iter().any(|(t, x)| t != to && x == target);
+        other_way && !same_way
+    })
 }
 
 /// One claim sentence against the source.
@@ -687,6 +769,8 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (k.hedge_gap, 0.6),
         (k.failure, 0.5),
         (ids.soft_conflict && !ids.conflict, 0.5),
+        (k.count, 0.3),
+        (k.direction, 0.3),
     ] {
         if hit {
             entailment *= factor;
@@ -698,6 +782,8 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (k.negation, 0.4 + 0.4 * cov),
         (k.antonym, 0.7),
         (k.failure, 0.6),
+        (k.count, 0.7),
+        (k.direction, 0.7),
     ] {
         if hit {
             contradiction = contradiction.max(at_least);
@@ -711,13 +797,24 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
     }
 }
 
+/// The text with typographic apostrophes as apostrophes: "don’t" negates as "don't" does.
+fn plain(t: &str) -> std::borrow::Cow<'_, str> {
+    if t.contains('\u{2019}') {
+        std::borrow::Cow::Owned(t.replace('\u{2019}', "'"))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    }
+}
+
 impl Scorer for Lexical {
     fn id(&self) -> &str {
-        "cairn-lexical-1"
+        "cairn-lexical-2"
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
-        let (src, parts) = analyses(source, claim);
+        // A typographic apostrophe is an apostrophe: "don’t" negates as "don't" does.
+        let (claim, source) = (plain(claim), plain(source));
+        let (src, parts) = analyses(&source, &claim);
         // Analysis is done: the lexicon is only read while scoring, never changed or reset.
         let per: Vec<Scores> = CACHES.with(|c| {
             let c = c.borrow();
@@ -747,6 +844,42 @@ impl Scorer for Lexical {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scores(claim: &str, source: &str) -> Scores {
+        Lexical
+            .score(claim, source)
+            .expect("the built-in scorer never fails")
+    }
+
+    /// What `cairn-lexical-2` sees that the first version did not, each with a near miss: a
+    /// count swapped between nouns, a direction reversed, an antonym of time, a negation whose
+    /// reach ends at a comma, and a typographic apostrophe.
+    #[test]
+    fn the_second_version_sees_swaps_directions_and_clause_bounded_negation() {
+        let src = "Yes, please. 6 people 3 nights starting on tuesday.";
+        assert!(
+            scores("book for 3 people and 6 nights starting on tuesday", src).contradiction >= 0.6
+        );
+        assert!(
+            scores("book for 6 people and 3 nights starting on tuesday", src).entailment >= 0.3
+        );
+
+        let src = "I'm flying to New York from London";
+        assert!(scores("flying to London from New York", src).contradiction >= 0.6);
+        assert!(scores("flying from London to New York", src).contradiction < 0.6);
+
+        let src = "Southwest Airlines, takes off at 4:35 am with 0 stops and fare is $101.";
+        assert!(scores("a Southwest Airlines flight takes off at 4:35 pm", src).entailment < 0.3);
+        assert!(scores("a Southwest Airlines flight takes off at 4:35 am", src).entailment >= 0.3);
+
+        let src = "No, I just want to see how long they last for.";
+        assert!(scores("just want to see how long they last", src).contradiction < 0.6);
+        assert!(scores("does not want to see how long they last", src).entailment < 0.3);
+
+        let src = "No, I don\u{2019}t want to rent it just yet, thanks.";
+        assert!(scores("wants to rent the car right away", src).entailment < 0.3);
+        assert!(scores("does not want to rent it yet", src).entailment >= 0.3);
+    }
 
     /// Scores do not depend on what the caches held before: filling them past their limit drops
     /// the lexicon and every analysis, and the same pairs score the same afterwards.
