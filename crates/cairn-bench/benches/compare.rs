@@ -191,9 +191,11 @@ WITH RECURSIVE reach(claim, node) AS (
 SELECT count(*) FROM records c WHERE c.kind = 2 AND NOT EXISTS (
   SELECT 1 FROM reach JOIN records s ON s.rid = reach.node AND s.kind = 1 WHERE reach.claim = c.rid)";
 
+// Depth counts re-summarisations since the last grounding (SPEC.md 4.3, rules version 2): a
+// first compaction has depth 0, as a separate pass does.
 const DEEP_SQL: &str = "
 WITH RECURSIVE chain(rid, depth) AS (
-  SELECT rid, CASE WHEN author = 1 THEN 0 ELSE 1 END FROM summaries WHERE parent IS NULL
+  SELECT rid, 0 FROM summaries WHERE parent IS NULL
   UNION ALL
   SELECT s.rid, CASE WHEN s.author = 1 THEN 0 ELSE chain.depth + 1 END FROM summaries s JOIN chain ON s.parent = chain.rid
 )
