@@ -88,6 +88,10 @@ const CONTENT: u8 = 1;
 const NEGATION: u8 = 2;
 const HEDGE: u8 = 4;
 const FAILURE: u8 = 8;
+/// `to`, before where something goes.
+const TO: u8 = 16;
+/// `from`, before where something comes from.
+const FROM: u8 = 32;
 
 impl Word {
     fn content(self) -> bool {
@@ -110,6 +114,8 @@ struct Lexicon {
     chars5: Vec<u128>,
     /// The antonym pairs as stem numbers.
     antonyms: Vec<(u32, u32)>,
+    /// For each word number, the count it writes, in digits or words.
+    values: Vec<Option<u64>>,
 }
 
 impl Lexicon {
@@ -154,8 +160,15 @@ impl Lexicon {
             flags: flag(!STOP.contains(w) && !NEGATIONS.contains(w), CONTENT)
                 | flag(NEGATIONS.contains(w) || w.ends_with("n't"), NEGATION)
                 | flag(HEDGES.contains(w), HEDGE)
-                | flag(FAILURES.contains(w), FAILURE),
+                | flag(FAILURES.contains(w), FAILURE)
+                | flag(w == "to", TO)
+                | flag(w == "from", FROM),
         };
+        let value = w
+            .parse::<u64>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|n| *n == w).map(|v| v as u64));
+        self.values.push(value);
         self.words.insert(w.to_string(), word);
         word
     }
@@ -165,6 +178,11 @@ impl Lexicon {
         let mut out = Vec::new();
         for_each_word(text, |w| out.push(self.word(w)));
         out
+    }
+
+    /// The count a word writes ("6", "six"), if any.
+    fn value(&self, word: u32) -> Option<u64> {
+        self.values.get(word as usize).copied().flatten()
     }
 
     /// A stem's first five bytes, when it has five.
@@ -202,15 +220,15 @@ impl Window {
             .map(|w| w.stem)
             .collect();
         let (mut scope, mut counts, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
+        // The words of a text are the words of its clauses, in order: clauses split only at
+        // characters that no word holds, so counting each clause's words places them.
+        let mut at = 0;
         for clause in clauses(text) {
-            let ws: Vec<(String, Option<Word>)> = crate::text::words(clause)
-                .into_iter()
-                .map(|w| {
-                    let x = lex.words.get(&w).copied();
-                    (w, x)
-                })
-                .collect();
-            clause_facts(&ws, &mut scope, &mut counts, &mut dirs);
+            let mut n = 0;
+            for_each_word(clause, |_| n += 1);
+            let end = (at + n).min(words.len());
+            clause_facts(&words[at..end], lex, &mut scope, &mut counts, &mut dirs);
+            at = end;
         }
         Window {
             keys: Keys::of(
@@ -251,29 +269,26 @@ const NUMBER_WORDS: &[&str] = &[
 /// What one clause says beyond its words: the content stems a negation in it denies, the
 /// things it counts, and where it says something goes to or comes from.
 fn clause_facts(
-    ws: &[(String, Option<Word>)],
+    ws: &[Word],
+    lex: &Lexicon,
     scope: &mut Vec<u32>,
     counts: &mut Vec<(u64, u32)>,
     dirs: &mut Vec<(bool, Vec<u32>)>,
 ) {
-    for (i, (w, word)) in ws.iter().enumerate() {
-        let after = || ws[i + 1..].iter().filter_map(|(_, x)| *x);
-        if word.is_some_and(|x| x.negation()) || w == "except" {
-            scope.extend(after().take(4).filter(|x| x.content()).map(|x| x.stem));
+    for (i, w) in ws.iter().enumerate() {
+        let after = &ws[i + 1..];
+        if w.negation() {
+            scope.extend(after.iter().take(4).filter(|x| x.content()).map(|x| x.stem));
         }
-        let value = w
-            .parse::<u64>()
-            .ok()
-            .or_else(|| NUMBER_WORDS.iter().position(|n| n == w).map(|v| v as u64));
-        if let (Some(v), Some(next)) = (value, after().next()) {
-            if next.content() && next.stem != word.map_or(u32::MAX, |x| x.stem) {
+        if let (Some(v), Some(next)) = (lex.value(w.id), after.first()) {
+            if next.content() && next.stem != w.stem {
                 counts.push((v, next.stem));
             }
         }
-        if w == "to" || w == "from" {
-            let target: Vec<u32> = after().take(2).map(|x| x.stem).collect();
+        if w.flags & (TO | FROM) != 0 {
+            let target: Vec<u32> = after.iter().take(2).map(|x| x.stem).collect();
             if !target.is_empty() {
-                dirs.push((w == "to", target));
+                dirs.push((w.flags & TO != 0, target));
             }
         }
     }
