@@ -55,3 +55,38 @@ fn classifier_misses_and_false_alarms_on_the_labelled_set() {
     assert!(misses.len() <= 2, "misses: {misses:#?}");
     assert!(alarms.len() <= 2, "false alarms: {alarms:#?}");
 }
+
+/// Classifier version 2 (derived rules 2): "I don't have / know / remember ..." states a fact,
+/// not a rule, and a typographic apostrophe negates as a plain one does.
+#[test]
+fn facts_with_dont_are_not_prohibitions_and_typographic_apostrophes_count() {
+    let user = |text: &str| Span {
+        stream: "c".into(),
+        turn: 1,
+        role: Role::User,
+        tool: None,
+        text: text.into(),
+    };
+    let classes = |text: &str| -> Vec<&'static str> {
+        classify(Rid([0; 32]), &user(text))
+            .iter()
+            .map(|i| i.class.name())
+            .collect()
+    };
+    for fact in [
+        "I don't have the order ID.",
+        "I don\u{2019}t remember the reservation number.",
+        "I do not know my reservation id.",
+        "If you need anything else, don't hesitate to contact us.",
+    ] {
+        assert!(!classes(fact).contains(&"prohibition"), "{fact}");
+    }
+    // Near misses: rules, with either apostrophe.
+    for rule in [
+        "Don\u{2019}t refund the order without a manager's approval.",
+        "Don't run DROP TABLE on production.",
+        "I don't want the 5:10 p.m. showing.",
+    ] {
+        assert!(classes(rule).contains(&"prohibition"), "{rule}");
+    }
+}

@@ -10,6 +10,7 @@ pub(crate) use read::sealed::Sealed;
 pub use read::Read;
 use read::SnapshotTx;
 pub(crate) use read::Trusted;
+use tables::classify_by;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
@@ -739,7 +740,7 @@ impl Batch {
         self.txn
             .open_table(TURNS)?
             .insert((s.stream.as_str(), s.turn), rid.0)?;
-        let items = classify(rid, s);
+        let items = classify_by(rid, s, self.rules);
         if !items.is_empty() {
             let mut table = self.txn.open_table(ITEMS)?;
             for (k, item) in items.into_iter().enumerate().take(usize::from(u8::MAX)) {

@@ -133,13 +133,19 @@ pub struct Item {
 /// assert_eq!(items[0].turn, 7);
 /// ```
 pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
+    classify_by(rid, span, super::DERIVED_RULES)
+}
+
+/// [`classify`] by the classifier of derived rules version `rules`, as a ledger of that version
+/// derives its `items` table.
+pub(crate) fn classify_by(rid: Rid, span: &Span, rules: u8) -> Vec<Item> {
     let voice = match span.role {
         Role::User => Voice::User,
         Role::Assistant => Voice::Assistant,
         Role::Tool => Voice::Tool,
         Role::System => Voice::System,
     };
-    text::classify::classify(voice, &span.text)
+    text::classify::classify(voice, &span.text, rules)
         .into_iter()
         .map(|found| Item::found(rid, span.turn, found))
         .collect()

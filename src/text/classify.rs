@@ -101,8 +101,44 @@ fn lower(s: &str) -> String {
     format!(" {} ", s.to_lowercase())
 }
 
-fn is_prohibition(s: &str) -> bool {
-    let l = lower(s);
+/// Verbs that a negation leaves a statement of fact, not a rule: "I don't have the order ID",
+/// "I don't remember the reservation", "don't hesitate to contact us".
+const NOT_A_RULE: &[&str] = &[
+    "have",
+    "know",
+    "remember",
+    "recall",
+    "need",
+    "think",
+    "see",
+    "hesitate",
+    "mind",
+    "understand",
+    "care",
+];
+
+/// Negations before the verbs of [`NOT_A_RULE`].
+const NEGATED: &[&str] = &[
+    "don't ",
+    "do not ",
+    "doesn't ",
+    "does not ",
+    "didn't ",
+    "did not ",
+    "dont ",
+];
+
+fn is_prohibition(s: &str, rules: u8) -> bool {
+    let mut l = lower(s);
+    if rules >= 2 {
+        // A typographic apostrophe is an apostrophe, and "I don't have ..." states a fact.
+        l = l.replace('\u{2019}', "'");
+        for n in NEGATED {
+            for v in NOT_A_RULE {
+                l = l.replace(&format!("{n}{v} "), " ");
+            }
+        }
+    }
     !s.trim_end().ends_with('?') && PROHIBITION_CUES.iter().any(|c| l.contains(c))
 }
 
@@ -175,8 +211,10 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
     found
 }
 
-/// The decision-relevant items of one text spoken by `voice`.
-pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
+/// The decision-relevant items of one text spoken by `voice`, by the classifier of derived
+/// rules version `rules` (version 2 reads typographic apostrophes and leaves "I don't have /
+/// know / remember ..." out of the prohibitions).
+pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
     let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
@@ -185,7 +223,7 @@ pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
     match voice {
         Voice::User | Voice::System => {
             for s in sentences(text) {
-                if is_prohibition(s) {
+                if is_prohibition(s, rules) {
                     out.push(item(Class::Prohibition, s));
                 }
                 if is_commitment(s) {
