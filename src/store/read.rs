@@ -358,26 +358,16 @@ pub trait Read: sealed::Sealed {
     }
 
     /// Whether a gated summary or action was admitted: false when refused or never gated.
-    fn admitted(&self, subject: &Rid) -> Result<bool> {
+    fn admitted(&self, subject: &Rid) -> Result<bool>
+    where
+        Self: Sized,
+    {
         let Some(v) = self.verdict_of(subject)? else {
             return Ok(false);
         };
-        let Some(index) = self.index_of(&v)? else {
-            return Ok(false);
-        };
-        // The verdict's bytes were checked when it was appended: decode them without
-        // re-hashing, as the ledger's own hot paths do.
-        let records = self.tx().table(RECORDS)?;
-        let Some(guard) = records.get(index)? else {
-            return Ok(false);
-        };
-        let record =
-            crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
-                rid: v,
-                index,
-                detail: e.to_string(),
-            })?;
-        Ok(matches!(record, Record::Verdict(v) if v.admitted))
+        // The verdict's bytes were checked when it was appended: decode them as the ledger's
+        // own hot paths do, without re-hashing.
+        Ok(matches!(self.get_trusted(&v)?, Some(Record::Verdict(v)) if v.admitted))
     }
 
     /// A claim's latest status from an admitted verdict or a reground; `None` if never gated.
@@ -510,6 +500,7 @@ pub(crate) trait Trusted: Read {
             })?;
         Ok(Some(record))
     }
+
     /// The stored hash of the perfect subtree at `level` (1 or more), `index`, of the Merkle
     /// log; level 0 is the log itself ([`Read::rid_at`]).
     fn subtree(&self, level: u8, index: u64) -> Result<Option<[u8; 32]>> {
