@@ -413,6 +413,21 @@ pub enum ScoreProblem {
     /// The command is not running; it is started again on the next call.
     #[error("it is not running; the next call starts it again")]
     NotRunning,
+    /// A model directory that cannot be loaded: a missing or unreadable file, a config cairn
+    /// does not support, or weights that do not match the config.
+    #[error("the model in {dir} cannot be loaded: {reason}")]
+    ModelLoad {
+        /// The model directory.
+        dir: String,
+        /// What is wrong, and what to do about it.
+        reason: String,
+    },
+    /// Running the model on a pair failed.
+    #[error("running the model failed: {reason}")]
+    Inference {
+        /// The framework's reason.
+        reason: String,
+    },
     /// A scorer outside this crate failed, for the reason it gives.
     #[error("{0}")]
     Other(String),

@@ -11,5 +11,7 @@ mod layers;
 mod ledgers;
 mod merkle;
 mod model;
+#[cfg(feature = "model")]
+mod nli;
 mod store;
 mod util;

@@ -33,11 +33,15 @@
 
 mod external;
 mod lexical;
+#[cfg(feature = "model")]
+mod model;
 
 pub use crate::error::{ScoreError, ScoreProblem};
 pub use external::External;
 pub(crate) use lexical::{prefix_keys, Prefixes};
 pub use lexical::{Lexical, TOPIC};
+#[cfg(feature = "model")]
+pub use model::Model;
 
 /// What a scorer found for one claim against one source.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,6 +61,11 @@ pub trait Scorer {
     fn id(&self) -> &str;
     /// Scores a claim against a source text.
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError>;
+    /// Scores many (claim, source) pairs, in order. The gates hand a model scorer all the
+    /// pairs of a stage at once so it can batch them; the default scores them one by one.
+    fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        pairs.iter().map(|(c, s)| self.score(c, s)).collect()
+    }
 }
 
 impl<S: Scorer + ?Sized> Scorer for Box<S> {
@@ -65,5 +74,8 @@ impl<S: Scorer + ?Sized> Scorer for Box<S> {
     }
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
         (**self).score(claim, source)
+    }
+    fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        (**self).score_many(pairs)
     }
 }
