@@ -465,6 +465,9 @@ pub enum PolicyProblem {
     /// A `max_depth` that is not a non-negative integer.
     #[error("`max_depth` must be a non-negative integer")]
     MaxDepth,
+    /// A `model` that is not a path.
+    #[error("`model` must be the path of an NLI model directory, as a string")]
+    Model,
 }
 
 /// Why a reference (`turn:N`, `turn:A..turn:B`, `prior:N`, or a rid) does not parse or names

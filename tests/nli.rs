@@ -203,3 +203,64 @@ fn unsupported_and_broken_models_are_refused_with_the_reason() {
     copy("tiny-bert");
     assert!(Model::load(tmp.path()).is_ok());
 }
+
+#[test]
+fn prepare_scores_ahead_and_the_verdict_is_the_same() {
+    use crate::util::{claim, span, summary};
+    use cairn::gate::Gatekeeper;
+    use cairn::record::Author;
+    use cairn::Ledger;
+    let judge = |prepared: bool| {
+        let ledger = Ledger::in_memory().unwrap();
+        let mut b = ledger.batch().unwrap();
+        let s1 = b
+            .append(span(
+                "s",
+                1,
+                "We are still on libfoo 2.3.1, do not bump it.",
+            ))
+            .unwrap()
+            .rid;
+        let s2 = b
+            .append(span("s", 2, "The staging database listens on port 5433."))
+            .unwrap()
+            .rid;
+        let c1 = b
+            .append(claim("s", "libfoo stays on 2.3.1", vec![s1]))
+            .unwrap()
+            .rid;
+        let c2 = b
+            .append(claim("s", "staging listens on port 5432", vec![s2]))
+            .unwrap()
+            .rid;
+        b.commit().unwrap();
+        let mut sum = summary("s", None, Author::SelfAuthored, vec![s1, s2], vec![c1, c2]);
+        sum.covers = vec![s1, s2];
+        let gate = Gatekeeper {
+            scorer: Box::new(Model::load(&dir("tiny-deberta-v3")).unwrap()),
+            ..Gatekeeper::default()
+        };
+        let ahead = gate.prepare(&ledger.snapshot().unwrap(), &sum).unwrap();
+        let ahead = if prepared { ahead } else { 0 };
+        let mut b = ledger.batch().unwrap();
+        let o = gate.propose_summary(&mut b, sum).unwrap();
+        b.commit().unwrap();
+        (ahead, o.admitted, o.claims, format!("{:?}", o.findings))
+    };
+    let (ahead, admitted, claims, findings) = judge(true);
+    // Each claim against its cited span, its covered neighbour and two evicted candidates.
+    assert!(ahead >= 4, "{ahead} pairs scored ahead");
+    assert_eq!((admitted, claims, findings), {
+        let (_, a, c, f) = judge(false);
+        (a, c, f)
+    });
+    // The built-in scorer scores nothing ahead: it keeps no scores.
+    let ledger = Ledger::in_memory().unwrap();
+    let sum = summary("s", None, Author::SelfAuthored, vec![], vec![]);
+    assert_eq!(
+        Gatekeeper::default()
+            .prepare(&ledger.snapshot().unwrap(), &sum)
+            .unwrap(),
+        0
+    );
+}

@@ -123,6 +123,15 @@ impl Gatekeeper {
             .map_err(|e| ErrorKind::Score(e).into())
     }
 
+    fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.scorer
+            .score_many(pairs)
+            .map_err(|e| ErrorKind::Score(e).into())
+    }
+
     /// The share of a claim's words a span must hold to be scored against it: low enough
     /// that no span the built-in scorer would let entail, resemble or contradict the claim is
     /// skipped.

@@ -3,6 +3,7 @@
 
 use crate::error::{PolicyError, PolicyProblem};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// The thresholds the gates use.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +25,10 @@ pub struct Policy {
     /// `prohibited-action`: the share of a prohibition's content words an action must contain
     /// to match it.
     pub prohibition_match: f64,
+    /// The NLI model directory to score with (key `model`), instead of the built-in scorer.
+    /// The path is not hashed into verdicts: the model scorer's id, a hash of the model's
+    /// files, is.
+    pub model: Option<PathBuf>,
 }
 
 impl Default for Policy {
@@ -36,6 +41,7 @@ impl Default for Policy {
             max_depth: 2,
             fidelity: 0.80,
             prohibition_match: 0.50,
+            model: None,
         }
     }
 }
@@ -48,11 +54,12 @@ const KEYS: &[&str] = &[
     "max_depth",
     "fidelity",
     "prohibition_match",
+    "model",
 ];
 
 impl Policy {
-    /// Reads a TOML policy: any of the keys above, each a number (`max_depth` an integer);
-    /// missing keys keep their defaults, unknown keys are refused.
+    /// Reads a TOML policy: any of the keys above, each a number (`max_depth` an integer,
+    /// `model` a path); missing keys keep their defaults, unknown keys are refused.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Policy, PolicyError> {
         let err = |problem: PolicyProblem| PolicyError {
             source_name: source_name.to_string(),
@@ -67,6 +74,13 @@ impl Policy {
                     .as_integer()
                     .and_then(|v| u32::try_from(v).ok())
                     .ok_or_else(|| err(PolicyProblem::MaxDepth))?;
+                continue;
+            }
+            if key == "model" {
+                let path = value.as_str().filter(|p| !p.is_empty());
+                p.model = Some(PathBuf::from(
+                    path.ok_or_else(|| err(PolicyProblem::Model))?,
+                ));
                 continue;
             }
             let slot = match key.as_str() {

@@ -47,28 +47,7 @@ impl Gatekeeper {
     /// appended as `rid`.
     pub(super) fn judge_summary(&self, batch: &Batch, s: &Summary, rid: Rid) -> Result<Judged> {
         let mut view = View::new(batch);
-        let mut window = Window {
-            covers: Vec::new(),
-            evicts: s.evicts.iter().copied().collect(),
-        };
-        for c in &s.covers {
-            if let Some(sp) = view.span(*c)? {
-                window.covers.push((*c, sp));
-            }
-        }
-        let mut claims = Vec::new();
-        for c in &s.claims {
-            if let Some(claim) = view.claim(*c)? {
-                claims.push((*c, claim));
-            }
-        }
-        // The covered spans most like each claim, found for all claims at once.
-        let cover_vocabs: Vec<Vocab> = (window.covers.iter())
-            .map(|(r, sp)| view.vocab(*r, sp))
-            .collect();
-        let vocabs: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
-        let queries: Vec<&Vocab> = vocabs.iter().collect();
-        let ranked = rank_many(&queries, &cover_vocabs, self.prefilter_share());
+        let (window, claims, vocabs, ranked) = self.window(&mut view, s)?;
         let mut judged = Judged::default();
         let (mut actionable, mut laundered) = (0usize, 0usize);
         for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
@@ -106,6 +85,82 @@ impl Gatekeeper {
         }
         judged.anchored = self.reference(&mut view, s, rid, &window, &claims, &mut judged)?;
         Ok(judged)
+    }
+
+    /// A summary's window, its claims found in the ledger with their words, and the covered
+    /// spans most like each claim, found for all claims at once.
+    #[allow(clippy::type_complexity)]
+    fn window<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        s: &Summary,
+    ) -> Result<(Window, Vec<(Rid, Claim)>, Vec<Vocab>, Vec<Vec<usize>>)> {
+        let mut window = Window {
+            covers: Vec::new(),
+            evicts: s.evicts.iter().copied().collect(),
+        };
+        for c in &s.covers {
+            if let Some(sp) = view.span(*c)? {
+                window.covers.push((*c, sp));
+            }
+        }
+        let mut claims = Vec::new();
+        for c in &s.claims {
+            if let Some(claim) = view.claim(*c)? {
+                claims.push((*c, claim));
+            }
+        }
+        let cover_vocabs: Vec<Vocab> = (window.covers.iter())
+            .map(|(r, sp)| view.vocab(*r, sp))
+            .collect();
+        let vocabs: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
+        let queries: Vec<&Vocab> = vocabs.iter().collect();
+        let ranked = rank_many(&queries, &cover_vocabs, self.prefilter_share());
+        Ok((window, claims, vocabs, ranked))
+    }
+
+    /// Scores ahead, on a read snapshot and in batches, the pairs that judging `summary` will
+    /// ask its scorer first: each claim already in the ledger against the raw spans it cites,
+    /// the covered spans most like it and the evicted spans that could disconfirm it. A scorer
+    /// that remembers its scores ([`Scorer::warms`](crate::score::Scorer::warms), the model
+    /// scorer) then answers them at once inside the write transaction of
+    /// [`propose_summary`](Gatekeeper::propose_summary), so a slow model does not hold other
+    /// writers back. Returns how many pairs were scored; with any other scorer, none.
+    pub fn prepare<R: Read>(&self, read: &R, summary: &Summary) -> Result<usize> {
+        if !self.scorer.warms() {
+            return Ok(0);
+        }
+        let mut view = View::new(read);
+        let (window, claims, vocabs, ranked) = self.window(&mut view, summary)?;
+        let mut evicted = Vec::new();
+        for sp in &window.evicts {
+            if let Some(span) = view.span(*sp)? {
+                evicted.push((*sp, span));
+            }
+        }
+        evicted.sort_by_key(|(r, _)| *r);
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
+            let (ancestors, _) = view.ancestry(*rid)?;
+            let cited: Vec<&(Rid, Span)> = match ancestors
+                .iter()
+                .filter(|(r, _)| claim.witnesses.contains(r))
+                .collect::<Vec<_>>()
+            {
+                spans if !spans.is_empty() => spans,
+                _ => ancestors.iter().collect(),
+            };
+            let near = near.iter().map(|i| &window.covers[*i]);
+            for (_, sp) in cited.into_iter().chain(near) {
+                pairs.push((&claim.text, sp.text.clone()));
+            }
+            for (_, sp) in view.candidates(vocab, &evicted, crate::score::TOPIC) {
+                pairs.push((&claim.text, sp.text.clone()));
+            }
+        }
+        let pairs: Vec<(&str, &str)> = pairs.iter().map(|(c, s)| (*c, s.as_str())).collect();
+        self.score_many(&pairs)?;
+        Ok(pairs.len())
     }
 
     /// Every rule about one claim, in the order a verdict lists them, and its status.
@@ -173,8 +228,11 @@ impl Gatekeeper {
                 check.speaker = cited.first().map(|(_, s)| (who, s.turn, s.role));
             }
         }
-        for (_, s) in cited {
-            let sc = self.score(&claim.text, &s.text)?;
+        let pairs: Vec<(&str, &str)> = cited
+            .iter()
+            .map(|(_, s)| (&*claim.text, &*s.text))
+            .collect();
+        for ((_, s), sc) in cited.iter().zip(self.score_many(&pairs)?) {
             if check.entailment.1.is_none() || sc.entailment > check.entailment.0 {
                 check.entailment = (sc.entailment, Some(s.turn));
             }
@@ -220,8 +278,12 @@ impl Gatekeeper {
             }
         }
         evicted.sort_by_key(|(r, _)| *r);
-        for (sp, span) in view.candidates(at.vocab, &evicted, crate::score::TOPIC) {
-            if self.score(&at.claim.text, &span.text)?.contradiction >= self.policy.contradiction {
+        let candidates = view.candidates(at.vocab, &evicted, crate::score::TOPIC);
+        let pairs: Vec<(&str, &str)> = (candidates.iter())
+            .map(|(_, span)| (&*at.claim.text, &*span.text))
+            .collect();
+        for ((sp, _), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
+            if sc.contradiction >= self.policy.contradiction {
                 found.insert((*sp, FoundBy::Scorer));
             }
         }

@@ -66,6 +66,12 @@ pub trait Scorer {
     fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
         pairs.iter().map(|(c, s)| self.score(c, s)).collect()
     }
+    /// Whether scoring pairs ahead saves work later: true for a scorer that remembers its
+    /// scores, so [`Gatekeeper::prepare`](crate::gate::Gatekeeper::prepare) can score outside
+    /// the ledger's write transaction. The default is false.
+    fn warms(&self) -> bool {
+        false
+    }
 }
 
 impl<S: Scorer + ?Sized> Scorer for Box<S> {
@@ -77,5 +83,8 @@ impl<S: Scorer + ?Sized> Scorer for Box<S> {
     }
     fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
         (**self).score_many(pairs)
+    }
+    fn warms(&self) -> bool {
+        (**self).warms()
     }
 }

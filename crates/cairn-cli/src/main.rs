@@ -11,7 +11,7 @@ mod tlog;
 
 use cairn::gate::{Gatekeeper, Policy};
 use cairn::record::Kind;
-use cairn::score::{External, Lexical, Scorer};
+use cairn::score::{External, Lexical, Model, Scorer};
 use cairn::score::{ScoreError, ScoreProblem};
 use cairn::{Error, ErrorKind, Ledger, Read, RefError};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -33,8 +33,12 @@ struct Cli {
     #[arg(long, global = true)]
     policy: Option<PathBuf>,
     /// Score with this command (JSON Lines on stdin and stdout) instead of the built-in scorer.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, conflicts_with = "model")]
     scorer_cmd: Option<String>,
+    /// Score with the NLI model in this directory (config.json, tokenizer.json and
+    /// model.safetensors), run in-process; overrides the policy's `model`.
+    #[arg(long, global = true)]
+    model: Option<PathBuf>,
     /// How long the scorer command may take per answer, in milliseconds.
     #[arg(long, global = true, default_value_t = 10_000)]
     scorer_timeout_ms: u64,
@@ -244,6 +248,10 @@ fn advice(e: &Error) -> Option<&'static str> {
             problem: ScoreProblem::Timeout { .. },
             ..
         }) => "raise --scorer-timeout-ms, or fix the command",
+        ErrorKind::Score(ScoreError {
+            problem: ScoreProblem::ModelLoad { .. },
+            ..
+        }) => "point --model (or the policy's `model`) at another model directory, or drop it to use the built-in scorer",
         _ => return None,
     })
 }
@@ -286,13 +294,22 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
                 .map_err(|e| Failure::from(Error::from(e)))?
         }
     };
-    let scorer: Box<dyn Scorer> = match &cli.scorer_cmd {
-        None => Box::new(Lexical),
-        Some(cmd) => Box::new(External::new(
-            cmd,
-            std::time::Duration::from_millis(cli.scorer_timeout_ms),
-        )),
-    };
+    // A relative `model` in a policy file is relative to that file.
+    let from_policy = policy.model.as_ref().map(|m| match &cli.policy {
+        Some(p) if m.is_relative() => p.parent().unwrap_or(Path::new("")).join(m),
+        _ => m.clone(),
+    });
+    let scorer: Box<dyn Scorer> =
+        match (&cli.scorer_cmd, cli.model.as_ref().or(from_policy.as_ref())) {
+            (Some(cmd), _) => Box::new(External::new(
+                cmd,
+                std::time::Duration::from_millis(cli.scorer_timeout_ms),
+            )),
+            (None, Some(dir)) => {
+                Box::new(Model::load(dir).map_err(|e| Failure::from(Error::from(e)))?)
+            }
+            (None, None) => Box::new(Lexical),
+        };
     Ok(Gatekeeper { policy, scorer })
 }
 

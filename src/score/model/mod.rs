@@ -32,8 +32,8 @@ const MEMO: usize = 1 << 16;
 
 /// A loaded architecture.
 enum Net {
-    Bert(bert::Classifier),
-    Deberta(deberta::Classifier),
+    Bert(Box<bert::Classifier>),
+    Deberta(Box<deberta::Classifier>),
 }
 
 /// An NLI cross-encoder run in-process. Its [`id`](Scorer::id) names the architecture and a
@@ -129,10 +129,10 @@ impl Model {
         let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
         let model_type = config.get("model_type").and_then(Value::as_str);
         let (arch, net) = match model_type {
-            Some("bert") => ("bert", Net::Bert(bert::Classifier::load(dir, &config, vb)?)),
+            Some("bert") => ("bert", Net::Bert(Box::new(bert::Classifier::load(dir, &config, vb)?))),
             Some("deberta-v2") => (
                 "deberta-v2",
-                Net::Deberta(deberta::Classifier::load(dir, &config, vb)?),
+                Net::Deberta(Box::new(deberta::Classifier::load(dir, &config, vb)?)),
             ),
             other => {
                 return Err(load_err(
@@ -311,6 +311,10 @@ impl Model {
 impl Scorer for Model {
     fn id(&self) -> &str {
         &self.id
+    }
+
+    fn warms(&self) -> bool {
+        true
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
