@@ -142,14 +142,7 @@ impl Gatekeeper {
         let mut pairs: Vec<(&str, String)> = Vec::new();
         for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
             let (ancestors, _) = view.ancestry(*rid)?;
-            let cited: Vec<&(Rid, Span)> = match ancestors
-                .iter()
-                .filter(|(r, _)| claim.witnesses.contains(r))
-                .collect::<Vec<_>>()
-            {
-                spans if !spans.is_empty() => spans,
-                _ => ancestors.iter().collect(),
-            };
+            let cited = cited(claim, &ancestors);
             let near = near.iter().map(|i| &window.covers[*i]);
             for (_, sp) in cited.into_iter().chain(near) {
                 pairs.push((&claim.text, sp.text.clone()));
@@ -182,14 +175,7 @@ impl Gatekeeper {
         let direct: Vec<&(Rid, Span)> = (window.covers.iter())
             .filter(|(r, _)| claim.witnesses.contains(r))
             .collect();
-        let cited: Vec<&(Rid, Span)> = match ancestors
-            .iter()
-            .filter(|(r, _)| claim.witnesses.contains(r))
-            .collect::<Vec<_>>()
-        {
-            spans if !spans.is_empty() => spans,
-            _ => ancestors.iter().collect(),
-        };
+        let cited = cited(claim, &ancestors);
         let check = self.witness_check(claim, &cited, &at, window)?;
         let fabricated = rules::fabricated_claim(rid, claim, grounding, check, &self.policy);
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
@@ -416,6 +402,19 @@ impl Gatekeeper {
             }
         }
         Ok(lost)
+    }
+}
+
+/// The raw spans a claim is judged against first: those of its raw ancestors it cites, or all
+/// of them when it cites only claims.
+fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)> {
+    let direct: Vec<&(Rid, Span)> = (ancestors.iter())
+        .filter(|(r, _)| claim.witnesses.contains(r))
+        .collect();
+    if direct.is_empty() {
+        ancestors.iter().collect()
+    } else {
+        direct
     }
 }
 
