@@ -168,6 +168,13 @@ fn turns(split: &str) {
         ] {
             let w = want.iter().any(|x| x == class);
             let f = found.contains(&class);
+            // JUDGEMENT_SHOW=class prints that class's misses and false alarms (dev only).
+            if split == "dev" && w != f && std::env::var("JUDGEMENT_SHOW").is_ok_and(|c| c == class)
+            {
+                let what = if w { "MISS" } else { "FALSE" };
+                let text: String = span.text.chars().take(200).collect();
+                println!("{what} {:?} {}", span.role, text.replace('\n', " "));
+            }
             let e = per.entry(class.to_string()).or_default();
             e.0 += usize::from(w);
             e.1 += usize::from(f);
@@ -200,6 +207,9 @@ fn main() {
         eprintln!("judgement: the split is dev or test, not {split:?}");
         std::process::exit(2);
     }
-    claims(&split);
+    // `-- dev turns` runs only the classifier.
+    if std::env::args().nth(2).as_deref() != Some("turns") {
+        claims(&split);
+    }
     turns(&split);
 }

@@ -90,3 +90,73 @@ fn facts_with_dont_are_not_prohibitions_and_typographic_apostrophes_count() {
         assert!(classes(rule).contains(&"prohibition"), "{rule}");
     }
 }
+
+/// Classifier version 3 (derived rules 3): preferences the user states, rules a system prompt
+/// states, identifiers kept verbatim; each beside a near miss that is not one.
+#[test]
+fn preferences_policy_rules_and_identifiers() {
+    let found = |role: Role, text: &str| -> Vec<(String, String)> {
+        let span = Span {
+            stream: "c".into(),
+            turn: 1,
+            role,
+            tool: None,
+            text: text.into(),
+        };
+        (classify(Rid([0; 32]), &span).into_iter())
+            .map(|i| (i.class.name().to_string(), i.text))
+            .collect()
+    };
+    let has = |role, text, class: &str| found(role, text).iter().any(|(c, _)| c == class);
+    // Preferences, and a request for information that is not one.
+    assert!(has(
+        Role::User,
+        "I\u{2019}d prefer to pay with a gift card.",
+        "preference"
+    ));
+    assert!(!has(Role::User, "That's all I need, thanks!", "preference"));
+    // A rule in a system prompt, and a simulated user's wish in one.
+    assert!(has(
+        Role::System,
+        "Basic economy flights cannot be modified.",
+        "policy"
+    ));
+    assert!(has(
+        Role::System,
+        "Each reservation can have at most five passengers.",
+        "policy"
+    ));
+    assert!(!has(Role::System, "You want to fly in economy.", "policy"));
+    // Identifiers, verbatim; a version banner's build hash in tool output is not one.
+    let ids = found(
+        Role::Assistant,
+        "Booked. Your reference number is A9NHSO9Y, total 17.60 pounds.",
+    );
+    let ids: Vec<&str> = ids
+        .iter()
+        .filter(|(c, _)| c == "identifier")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(ids, ["A9NHSO9Y", "17.60"]);
+    assert!(has(
+        Role::Tool,
+        "git merge-base 004 main\n332ea13eeb91d603ea135a78737fd6b8536d9b88",
+        "identifier"
+    ));
+    assert!(!has(
+        Role::Tool,
+        "bun test v1.2.10 (db2e7d7f)",
+        "identifier"
+    ));
+    // Narration in an assistant's list is not a failed attempt; its own report is.
+    assert!(!has(
+        Role::Assistant,
+        "1. Added error handling to the run function",
+        "failed-attempt"
+    ));
+    assert!(has(
+        Role::Assistant,
+        "The migration failed on the users table.",
+        "failed-attempt"
+    ));
+}

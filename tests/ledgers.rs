@@ -74,7 +74,19 @@ fn an_old_ledger_derives_new_records_by_its_own_rules_and_still_verifies() {
     assert_eq!(past.rules(), 1);
     let p = past.snapshot().unwrap();
     assert_eq!(p.facts(&o.subject.rid).unwrap().unwrap().depth, Some(1));
+    // Its classifier is the first one too: no preferences or identifiers (rules 3).
+    let mut b = ledger.batch().unwrap();
+    b.append(span("fresh", 2, PREFERS)).unwrap();
+    b.commit().unwrap();
+    let classes: Vec<&str> = (ledger.snapshot().unwrap().items("fresh").unwrap().iter())
+        .map(|i| i.class.name())
+        .collect();
+    assert_eq!(classes, ["commitment"], "{classes:?}");
 }
+
+/// A user turn with a preference and a booking code, which the classifier of derived rules 3
+/// finds and earlier ones do not.
+const PREFERS: &str = "I'd prefer a window seat; my reference is A9NHSO9Y.";
 
 #[test]
 fn a_new_ledger_derives_by_the_current_rules() {
@@ -90,4 +102,13 @@ fn a_new_ledger_derives_by_the_current_rules() {
         .unwrap();
     assert_eq!(b.facts(&s.rid).unwrap().unwrap().depth, Some(0));
     assert!(said.new);
+    b.append(span("fresh", 2, PREFERS)).unwrap();
+    let classes: Vec<&str> = (b.items("fresh").unwrap().iter())
+        .map(|i| i.class.name())
+        .collect();
+    assert_eq!(
+        classes,
+        ["commitment", "preference", "identifier"],
+        "{classes:?}"
+    );
 }

@@ -344,7 +344,17 @@ pub(crate) fn depth_exceeded(rid: Rid, depth: u32, policy: &Policy) -> Option<Fi
 }
 
 /// `unpinned-reference`: the stream's raw spans hold decision-relevant items no pin covers.
+///
+/// Only the seed's classes block a compaction: prohibitions, commitments, failed attempts (and
+/// entities, pinned by hand). Preferences, policy rules and identifiers (classifier of derived
+/// rules 3) are offered to `pin --auto` and guarded by `pin-loss` once pinned, but a compaction
+/// that leaves them unpinned is not refused for it: they are many, and a false alarm would block
+/// every compaction of a stream that names an order code.
 pub(crate) fn unpinned_reference(subject: Rid, stream: &str, items: &[Item]) -> Option<Finding> {
+    let items: Vec<&Item> = items
+        .iter()
+        .filter(|i| blocks_compaction(i.class))
+        .collect();
     if items.is_empty() {
         return None;
     }
@@ -360,6 +370,14 @@ pub(crate) fn unpinned_reference(subject: Rid, stream: &str, items: &[Item]) -> 
         shown.join("; "),
         if items.len() > 5 { "; ..." } else { "" }
     )))
+}
+
+/// Whether an unpinned item of this class refuses a compaction (`unpinned-reference`).
+pub(crate) fn blocks_compaction(class: PinClass) -> bool {
+    matches!(
+        class,
+        PinClass::Prohibition | PinClass::Commitment | PinClass::FailedAttempt | PinClass::Entity
+    )
 }
 
 /// `pin-loss`: reference-anchored fidelity below the policy's, or any pinned prohibition lost.

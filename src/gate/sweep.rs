@@ -64,7 +64,9 @@ pub fn sweep<R: Read>(
     actions(gate, &mut view, &mut found)?;
     // Compacted streams whose raw spans hold decision-relevant items no pin covers.
     for s in compacted {
-        let items = unpinned(read, &s, &pinned_items(read, &s)?)?;
+        let items: Vec<_> = (unpinned(read, &s, &pinned_items(read, &s)?)?.into_iter())
+            .filter(|i| rules::blocks_compaction(i.class))
+            .collect();
         if let Some(f) = items
             .first()
             .and_then(|first| rules::unpinned_reference(first.span, &s, &items))

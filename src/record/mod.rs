@@ -141,6 +141,13 @@ pub enum PinClass {
     FailedAttempt,
     /// A named external entity that must not be confused.
     Entity,
+    /// A preference or choice the user states.
+    Preference,
+    /// A rule a system prompt or policy states.
+    Policy,
+    /// An identifier kept verbatim: a booking or order code, a hash, a phone number, an
+    /// amount, a path, a version, a name.
+    Identifier,
 }
 
 /// How a span bears on a claim.
@@ -601,7 +608,10 @@ names!(PinClass {
     Prohibition = "prohibition",
     Commitment = "commitment",
     FailedAttempt = "failed-attempt",
-    Entity = "entity"
+    Entity = "entity",
+    Preference = "preference",
+    Policy = "policy",
+    Identifier = "identifier"
 });
 names!(Relation { Entails = "entails", Contradicts = "contradicts", Neutral = "neutral" });
 names!(Status {

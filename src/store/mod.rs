@@ -57,8 +57,9 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
 /// The version of the rules by which a new ledger derives its tables (SPEC.md section 4.3).
 /// Version 1 (ledgers created before 2026-11-30): a self-authored summary without a parent has
 /// depth 1. Version 2: it has depth 0, as seed 001's `cycle_depth` counts, so a summary's depth
-/// is the number of re-summarisations since the last grounding.
-pub const DERIVED_RULES: u8 = 2;
+/// is the number of re-summarisations since the last grounding. Version 3: the classifier also
+/// finds preferences, policy rules and identifiers (SPEC.md section 8.3).
+pub const DERIVED_RULES: u8 = 3;
 
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;

@@ -158,6 +158,9 @@ impl Item {
             Class::Prohibition => PinClass::Prohibition,
             Class::Commitment => PinClass::Commitment,
             Class::FailedAttempt => PinClass::FailedAttempt,
+            Class::Preference => PinClass::Preference,
+            Class::Policy => PinClass::Policy,
+            Class::Identifier => PinClass::Identifier,
         };
         Item {
             span,
@@ -181,6 +184,9 @@ impl Item {
             0 => PinClass::Prohibition,
             1 => PinClass::Commitment,
             2 => PinClass::FailedAttempt,
+            4 => PinClass::Preference,
+            5 => PinClass::Policy,
+            6 => PinClass::Identifier,
             _ => PinClass::Entity,
         };
         let span = Rid(v.get(1..33)?.try_into().ok()?);

@@ -29,6 +29,13 @@ pub enum Class {
     Commitment,
     /// A failed attempt whose reason prevents a retry.
     FailedAttempt,
+    /// A preference or choice the user states (rules version 3).
+    Preference,
+    /// A rule a system prompt or policy states (rules version 3).
+    Policy,
+    /// An identifier to keep verbatim: a booking or order code, a hash, a phone number, an
+    /// amount, a path, a version, a name (rules version 3).
+    Identifier,
 }
 
 /// One decision-relevant item found in a text.
@@ -65,18 +72,21 @@ static COMMITMENT_CUES: WordList = WordList::new(&[
     "cap", "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
 ]);
 
+/// What an assistant says when an attempt failed. The last three are read only by rules
+/// versions 1 and 2: in version 3, "error", "broke" and "crashed" in narration ("error
+/// handling", "linter errors") are not failures.
 const ASSISTANT_FAILURES: &[&str] = &[
     "failed",
     "did not work",
     "didn't work",
+    "was refused",
+    "timed out",
     "could not",
     "couldn't",
     "unable to",
     "error",
     "broke",
     "crashed",
-    "was refused",
-    "timed out",
 ];
 
 /// A line that looks like output of a logger or a stack trace, not a statement.
@@ -170,10 +180,31 @@ fn without_paths(line: &str) -> String {
         .join(" ")
 }
 
-fn failure_line(voice: Voice, text: &str) -> Option<String> {
+fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut found = None;
+    let mut fenced = false;
     for line in lines {
+        // Version 3: an assistant's code blocks, lists and headings are narration or demo
+        // code, not a report of its own attempt.
+        if rules >= 3 && voice == Voice::Assistant {
+            if line.starts_with("```") {
+                fenced = !fenced;
+                continue;
+            }
+            let listed = line.starts_with(['-', '*', '#', '|', '>'])
+                || line
+                    .split_once('.')
+                    .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+            if fenced || listed {
+                continue;
+            }
+        }
+        // Version 3: a test runner's passing line is not a failure, and an assistant's
+        // "error handling" or "linter errors" is narration.
+        if rules >= 3 && line.contains('\u{2713}') {
+            continue;
+        }
         let hit = match voice {
             Voice::Tool => {
                 // The words of the line without paths are among the line's words: a line
@@ -200,7 +231,12 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
             }
             _ => {
                 let l = line.to_lowercase();
-                ASSISTANT_FAILURES.iter().any(|c| l.contains(c))
+                let cues = if rules >= 3 {
+                    &ASSISTANT_FAILURES[..ASSISTANT_FAILURES.len() - 3]
+                } else {
+                    ASSISTANT_FAILURES
+                };
+                cues.iter().any(|c| l.contains(c))
             }
         };
         if hit {
@@ -211,6 +247,326 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
     found
 }
 
+/// Typographic punctuation as ASCII: apostrophes, quotes and dashes.
+fn plain(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{02bc}' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            '\u{2013}' | '\u{2014}' => '-',
+            '\u{00a0}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// What a user says they want: "I'd like", "I prefer", "instead of", "make sure".
+const PREFERENCE_CUES: &[&str] = &[
+    " i would like",
+    " i'd like",
+    " i'd prefer",
+    " i prefer",
+    " i would prefer",
+    " prefer ",
+    " i want",
+    " i wanna",
+    " looking for",
+    " i need",
+    " we need",
+    " instead of",
+    " rather ",
+    " always ",
+    " make sure",
+    " ensure ",
+    " please use",
+    " use the ",
+    " departing from",
+    " leave on",
+    " leaving from",
+    " going to ",
+    " i'd rather",
+    " i would rather",
+    " should be ",
+    " should use",
+    " you prefer",
+    " you want",
+    " you would like",
+    " you'd like",
+];
+
+/// Rule words of a system prompt or policy.
+const POLICY_CUES: &[&str] = &[
+    " can only ",
+    " only if ",
+    " must ",
+    " should ",
+    " cannot ",
+    " can not ",
+    " can't ",
+    " need to ",
+    " needs to ",
+    " has to ",
+    " have to ",
+    " at most ",
+    " at least ",
+    " not allowed",
+    " not acceptable",
+    " if and only if ",
+    " no more than ",
+    " up to ",
+    " is required",
+    " are required",
+    " never ",
+    " will not ",
+    " only ",
+    " are free",
+    " is free",
+    " dollars",
+    " fee ",
+];
+
+/// How a simulated user's instructions open, in a system prompt that plays the user: these are
+/// the user's wishes (preferences), not the agent's rules.
+const PERSONA_OPENINGS: &[&str] = &[
+    " you want",
+    " you do not",
+    " you don't",
+    " you prefer",
+    " you are ",
+    " your ",
+    " if the service agent",
+    " if the agent",
+    " tell the agent",
+    " you will ",
+    " you would ",
+    " you're ",
+    " you need",
+    " you have ",
+    " you also ",
+];
+
+/// Words that make a number a quantity someone asks for: "for 5 people", "after 21:15".
+static REQUEST_WORDS: WordList = WordList::new(&[
+    "book",
+    "booking",
+    "reserve",
+    "reservation",
+    "need",
+    "want",
+    "like",
+    "looking",
+    "arrive",
+    "arriving",
+    "arrives",
+    "leave",
+    "leaving",
+    "leaves",
+    "depart",
+    "departing",
+    "after",
+    "before",
+    "by",
+    "people",
+    "persons",
+    "nights",
+    "night",
+    "tickets",
+    "ticket",
+    "passengers",
+    "stars",
+    "star",
+    "seats",
+    "rooms",
+    "days",
+]);
+
+static WEEKDAYS: WordList = WordList::new(&[
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "today",
+    "tomorrow",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+]);
+
+static CURRENCY: WordList = WordList::new(&[
+    "pounds", "pound", "gbp", "dollars", "dollar", "usd", "euros", "euro", "eur",
+]);
+
+/// Asking for information or closing the conversation, which no cue makes a preference:
+/// "I need the address and phone number", "that's all I need".
+const NOT_PREFERENCE: &[&str] = &[
+    "address",
+    "phone",
+    "postcode",
+    "postal code",
+    "that's all",
+    "thanks",
+    "thank you",
+    "that is all",
+];
+
+fn is_preference(l: &str) -> bool {
+    PREFERENCE_CUES.iter().any(|c| l.contains(c)) && !NOT_PREFERENCE.iter().any(|c| l.contains(c))
+}
+
+fn is_policy(l: &str) -> bool {
+    POLICY_CUES.iter().any(|c| l.contains(c))
+}
+
+/// A quantity, time or day a user asks for: "book it for 5 people", "monday please".
+fn is_request(s: &str) -> bool {
+    let (mut request, mut day) = (false, false);
+    for_each_word(s, |w| {
+        request |= REQUEST_WORDS.contains(w);
+        day |= WEEKDAYS.contains(w);
+    });
+    let number = identifiers(s)
+        .iter()
+        .any(|i| matches!(i.kind, IdKind::Number | IdKind::Code | IdKind::Version));
+    (request && (number || day)) || (day && s.split_whitespace().count() <= 6)
+}
+
+/// The identifiers of a text worth pinning verbatim, by who speaks it: from tools only hashes
+/// (commits), since their paths and numbers are mostly noise; from people booking and order
+/// codes, long numbers (phones), postcodes, amounts, hashes, paths and versions, and names (two
+/// or more capitalised words inside a sentence).
+fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let ids = identifiers(text);
+    // A short answer that is an identifier: "aphoenix939", "Alessandro Phoenix".
+    let short = text.split_whitespace().count() <= 3;
+    // Pasted shell output in a user's turn, whose paths are the shell's, not the user's.
+    let pasted = text.contains('\u{276f}') || text.contains("$ ") || text.contains("% ");
+    for id in &ids {
+        let t = id.text.as_str();
+        let digits = t.chars().filter(char::is_ascii_digit).count();
+        let letters = t.chars().filter(char::is_ascii_alphabetic).count();
+        // An amount: a currency sign before it, or a currency word after it.
+        let amount = |t: &str| {
+            let after = text.split(t).nth(1).unwrap_or("");
+            let mut next = None;
+            for_each_word(after, |w| {
+                next.get_or_insert(CURRENCY.contains(w));
+            });
+            t.starts_with(['$', '\u{a3}', '\u{20ac}'])
+                || id
+                    .before
+                    .as_deref()
+                    .is_some_and(|b| b.ends_with(['$', '\u{a3}', '\u{20ac}']))
+                || next == Some(true)
+        };
+        let keep = match (voice, id.kind) {
+            (Voice::User | Voice::Assistant | Voice::System, IdKind::Number | IdKind::Version)
+                if amount(t) =>
+            {
+                true
+            }
+            // A commit, not a version banner's build hash: "bun test v1.2.10 (db2e7d7f)".
+            (_, IdKind::Hash) => !text.contains(&format!("({t})")),
+            (Voice::Tool, _) => false,
+            (_, _) if short && digits > 0 => true,
+            (Voice::User, IdKind::Path | IdKind::Version) => !pasted,
+            (Voice::Assistant, IdKind::Path | IdKind::Version | IdKind::Url) => false,
+            (_, IdKind::Path | IdKind::Version | IdKind::Url) => true,
+            (_, IdKind::Code) => {
+                // A booking reference or postcode: letters and digits, mostly upper case.
+                let upper = t.chars().filter(char::is_ascii_uppercase).count();
+                t.len() >= 5 && letters >= 2 && digits >= 1 && upper * 2 >= letters
+            }
+            (_, IdKind::Number) => digits >= 7 || amount(t),
+        };
+        if keep && !out.iter().any(|o| o == t) {
+            out.push(t.to_string());
+        }
+    }
+    for t in text.split_whitespace() {
+        let t = t.trim_matches(|c: char| !c.is_alphanumeric());
+        if voice != Voice::Tool && t.contains('@') && t.contains('.') && !out.iter().any(|o| o == t)
+        {
+            out.push(t.to_string());
+        }
+    }
+    if short && voice == Voice::User && text.split_whitespace().count() >= 2 {
+        let capitalised =
+            (text.split_whitespace()).all(|w| w.chars().next().is_some_and(char::is_uppercase));
+        if capitalised {
+            out.push(text.trim().to_string());
+        }
+    }
+    if voice == Voice::Assistant {
+        for s in sentences(text) {
+            let words: Vec<&str> = s.split_whitespace().collect();
+            let mut run: Vec<&str> = Vec::new();
+            for (i, w) in words.iter().enumerate() {
+                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+                let cap = i > 0
+                    && w.chars().next().is_some_and(char::is_uppercase)
+                    && w.chars().skip(1).all(char::is_lowercase)
+                    && w.len() > 1;
+                if cap {
+                    run.push(w);
+                } else {
+                    if run.len() >= 2 {
+                        out.push(run.join(" "));
+                    }
+                    run.clear();
+                }
+            }
+            if run.len() >= 2 {
+                out.push(run.join(" "));
+            }
+        }
+    }
+    out
+}
+
+/// The items of rules version 3 beside those of version 2: preferences and requested
+/// quantities from the user, rules from the system, identifiers from anyone.
+fn classify_v3(voice: Voice, text: &str, out: &mut Vec<Found>) {
+    let item = |class, text: &str| Found {
+        class,
+        text: text.trim().to_string(),
+    };
+    for s in sentences(text) {
+        let l = lower(s);
+        match voice {
+            Voice::User => {
+                if is_preference(&l) {
+                    out.push(item(Class::Preference, s));
+                }
+                let pasted = text.contains('\u{276f}');
+                if !pasted && !out.iter().any(|f| f.class == Class::Commitment) && is_request(s) {
+                    out.push(item(Class::Commitment, s));
+                }
+            }
+            Voice::System => {
+                let persona = PERSONA_OPENINGS.iter().any(|o| l.starts_with(o));
+                if !persona && is_policy(&l) {
+                    out.push(item(Class::Policy, s));
+                }
+                if is_preference(&l) {
+                    out.push(item(Class::Preference, s));
+                }
+            }
+            Voice::Tool | Voice::Assistant => {}
+        }
+    }
+    for id in pinned_identifiers(voice, text) {
+        out.push(item(Class::Identifier, &id));
+    }
+}
+
 /// The decision-relevant items of one text spoken by `voice`, by the classifier of derived
 /// rules version `rules` (version 2 reads typographic apostrophes and leaves "I don't have /
 /// know / remember ..." out of the prohibitions).
@@ -218,6 +574,13 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
     let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
+    };
+    let normalised;
+    let text = if rules >= 3 {
+        normalised = plain(text);
+        normalised.as_str()
+    } else {
+        text
     };
     let mut out = Vec::new();
     match voice {
@@ -232,10 +595,13 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
             }
         }
         Voice::Tool | Voice::Assistant => {
-            if let Some(line) = failure_line(voice, text) {
+            if let Some(line) = failure_line(voice, text, rules) {
                 out.push(item(Class::FailedAttempt, &line));
             }
         }
+    }
+    if rules >= 3 {
+        classify_v3(voice, text, &mut out);
     }
     out
 }

@@ -14,7 +14,7 @@
 mod bert;
 mod deberta;
 
-use super::{Lexical, ScoreError, ScoreProblem, Scorer, Scores};
+use crate::score::{Lexical, ScoreError, ScoreProblem, Scorer, Scores};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use serde_json::Value;
