@@ -451,3 +451,48 @@ fn a_policy_file_changes_thresholds_and_bad_ones_are_refused() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_model_directory_scores_in_process_and_a_bad_one_is_refused() {
+    let t = Tmp::new();
+    let model = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/nli/tiny-deberta-v3"
+    );
+    let pair = br#"{"claim":"a table was booked","source":"The agent booked a table for two."}"#;
+    let o = t.cairn(&["--model", model, "score"], Some(pair));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let e = v["entailment"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&e), "{v}");
+    // The same through a policy file's `model` key.
+    let dir = std::path::Path::new(model);
+    let policy = t.file(
+        "policy.toml",
+        format!("model = {:?}\n", dir.to_str().unwrap()).as_bytes(),
+    );
+    let o = t.cairn(&["--policy", policy.to_str().unwrap(), "score"], Some(pair));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(serde_json::from_str::<Value>(stdout(&o).trim()).unwrap(), v);
+    // A directory that is not a model: exit 2, naming the file and the way out.
+    let o = t.cairn(
+        &[
+            "--model",
+            t.db().parent().unwrap().to_str().unwrap(),
+            "score",
+        ],
+        Some(pair),
+    );
+    assert_eq!(code(&o), 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot read config.json") && err.contains("--model"),
+        "{err}"
+    );
+    // Both a model and a scorer command: a usage error.
+    let o = t.cairn(
+        &["--model", model, "--scorer-cmd", "cat", "score"],
+        Some(pair),
+    );
+    assert_eq!(code(&o), 2);
+}
