@@ -97,3 +97,32 @@ fn a_line_with_a_rid_must_hash_to_it() {
     let e = apply_line(&mut b, &Gatekeeper::default(), 2, forged.as_bytes()).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("rid"));
 }
+
+#[test]
+fn a_key_given_twice_is_refused_and_the_same_key_in_two_objects_is_not() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let twice =
+        r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"benign","text":"evil"}"#;
+    let e = apply_line(&mut b, &Gatekeeper::default(), 1, twice.as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the key \"text\" appears twice"), "{e}");
+    // Near miss: `text` in the line and in a nested item are different objects' keys.
+    let span = r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"never bump libfoo"}"#;
+    let claim = r#"{"kind":"claim","stream":"s","text":"libfoo stays","witnesses":["turn:1"]}"#;
+    let pin = r#"{"kind":"pin","stream":"s","name":"p","items":[{"class":"prohibition","text":"never bump libfoo","witness":"turn:1"},{"class":"commitment","text":"stay on 2.3.1"}]}"#;
+    for (i, line) in [span, claim, pin].iter().enumerate() {
+        let r = apply_line(
+            &mut b,
+            &Gatekeeper::default(),
+            i as u64 + 2,
+            line.as_bytes(),
+        );
+        assert!(
+            r.is_ok(),
+            "{line}: {}",
+            r.err().map(|e| e.to_string()).unwrap_or_default()
+        );
+    }
+}

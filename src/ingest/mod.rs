@@ -19,6 +19,7 @@
 //! ```
 
 mod json;
+mod strict;
 
 pub use json::{export_line, finding, line_result};
 
@@ -279,12 +280,14 @@ fn parse_object(ctx: &Ctx<'_>, bytes: &[u8]) -> Res<Option<Map<String, Value>>> 
             format!("the line nests {depth} levels deep, beyond the max-nesting-depth limit of {MAX_NESTING}; a cairn record needs at most 4"),
         ));
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        ctx.err(
-            None,
-            format!("malformed JSON at column {}: {e}", e.column()),
-        )
-    })?;
+    let value: Value = serde_json::from_str::<strict::Strict>(text)
+        .map(|s| s.0)
+        .map_err(|e| {
+            ctx.err(
+                None,
+                format!("malformed JSON at column {}: {e}", e.column()),
+            )
+        })?;
     match value {
         Value::Object(map) => Ok(Some(map)),
         _ => Err(ctx.err(

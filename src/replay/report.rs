@@ -227,7 +227,14 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
         whys.insert(rid.to_hex(), w.to_json());
     }
     let data: Value = json!({"replay": r.to_json(), "why": whys});
-    let data = data.to_string().replace("</", "<\\/");
+    // Inside a script element the HTML parser still reads `</script`, `<!--` and `<script`
+    // (the "script data escaped" states), so no `<` of the data reaches it: JSON writes it
+    // as \u003c inside strings, the only place a JSON text holds one.
+    let data = data
+        .to_string()
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
     let admitted = r
         .boundaries
         .iter()

@@ -51,20 +51,38 @@ pub fn checkpoint(db: &Path, key: Option<&Path>) -> Result<u8, Failure> {
 }
 
 pub fn keygen(output: &Path, name: &str) -> Result<u8, Failure> {
-    if output.exists() {
-        return Err(Failure::usage(format!(
-            "{} exists; keygen never overwrites a key, so choose another path",
-            output.display()
-        )));
-    }
-    let key = SignerKey::generate(name).map_err(bad)?;
     let public = output.with_extension(match output.extension() {
         Some(e) => format!("{}.pub", e.to_string_lossy()),
         None => "pub".into(),
     });
+    // Neither key is ever overwritten: a replaced verifier key would make every checkpoint
+    // signed before it fail to verify.
+    for path in [output, public.as_path()] {
+        if path.exists() || path.is_symlink() {
+            return Err(Failure::usage(format!(
+                "{} exists; keygen never overwrites a key, so choose another path",
+                path.display()
+            )));
+        }
+    }
+    let key = SignerKey::generate(name).map_err(bad)?;
     write_private(output, &format!("{}\n", key.to_text()))?;
-    std::fs::write(&public, format!("{}\n", key.verifier().to_text()))
-        .map_err(|e| Failure::usage(format!("cannot write {}: {e}", public.display())))?;
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&public)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(format!("{}\n", key.verifier().to_text()).as_bytes())
+        });
+    if let Err(e) = written {
+        // No signing key without its verifier key.
+        let _ = std::fs::remove_file(output);
+        return Err(Failure::usage(format!(
+            "cannot write {}: {e}",
+            public.display()
+        )));
+    }
     println!(
         "wrote signing key {} and verifier key {}",
         output.display(),

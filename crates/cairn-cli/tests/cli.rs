@@ -79,6 +79,8 @@ fn bad_lines_exit_2_name_line_and_field_and_write_nothing() {
         (br#"{"kind":"span","stream":"s1","turn":9,"role":"user","text":"x","colour":"red"}"#, "line 3, field `colour`: unknown field"),
         (br#"{"kind":"pin","stream":"s1","name":"constraints","items":[{"class":"prohibition","text":"bump freely"}]}"#, "line 3: pin-conflict"),
         (br#"{"kind":"claim","stream":"s1","text":"x","witnesses":["prior:0"]}"#, "line 3, field `witnesses[0]`: prior:0 needs a head summary"),
+        // Issue 13, item 10: the last of two equal keys used to win, storing "evil".
+        (br#"{"kind":"span","stream":"s1","turn":9,"role":"user","text":"benign","text":"evil"}"#, "the key \"text\" appears twice in one object"),
     ];
     let t = Tmp::new();
     ingest_ok(

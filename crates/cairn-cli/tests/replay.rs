@@ -380,3 +380,42 @@ fn the_report_is_self_contained_and_renders_in_a_headless_browser() {
         "a real page was drawn"
     );
 }
+
+/// Issue 13, item 7: a span text holding `<!--<script>` put the report's script element in a
+/// state where its closing tag no longer closed it, so the script never ran.
+#[test]
+fn span_text_cannot_blind_the_report() {
+    let t = Tmp::new();
+    let hostile = "<!--<script> </script><script>alert(1)</script> & more";
+    let lines = [
+        serde_json::json!({"kind":"span","stream":"h","turn":1,"role":"user","text":hostile}),
+        serde_json::json!({"kind":"span","stream":"h","turn":2,"role":"user","text":"keep the cache at 512 MB"}),
+        serde_json::json!({"kind":"summary","stream":"h","author":"self","budget":100,"covers":["turn:1..turn:2"],"evicts":["turn:1"],"claims":[{"text":"the cache stays at 512 MB","origin":"user-said","witnesses":["turn:2"]},{"text":hostile,"origin":"user-said","witnesses":["turn:1"]}]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let f = t.file("h.jsonl", text.as_bytes());
+    let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    let out = t.dir.path().join("h.html");
+    let o = t.cairn(&["report", "h", "-o", out.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(!html.contains("<!--"), "a comment opener reached the page");
+    assert!(
+        !html.contains("<script>alert"),
+        "a script tag from the data reached the page"
+    );
+    // The data block is still the data: it parses, and holds the text as written.
+    let block = html
+        .split("id=\"cairn-data\">")
+        .nth(1)
+        .and_then(|b| b.split("</script>").next())
+        .unwrap();
+    let data: Value = serde_json::from_str(block).unwrap();
+    assert!(data.to_string().contains("alert(1)"));
+    assert!(serde_json::to_string(&data)
+        .unwrap()
+        .contains("<!--<script>"));
+    // Two script elements, both closed where the template closes them.
+    assert_eq!(html.matches("<script").count(), 2);
+}

@@ -275,3 +275,27 @@ fn an_empty_ledger_checkpoints_at_size_0_with_the_empty_root() {
         2
     );
 }
+
+/// Issue 13, item 9: keygen replaced an existing verifier key `v.pub` beside a new `v`.
+#[test]
+fn keygen_never_replaces_an_existing_verifier_key() {
+    let t = Tmp::new();
+    let key = t.dir.path().join("v");
+    let public = t.dir.path().join("v.pub");
+    std::fs::write(&public, "the verifier everyone trusts\n").unwrap();
+    let o = t.cairn(&["keygen", "-o", key.to_str().unwrap()], None);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("v.pub exists"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&public).unwrap(),
+        "the verifier everyone trusts\n"
+    );
+    assert!(!key.exists(), "no signing key without its verifier");
+    // Near miss: a free name writes both.
+    let free = t.dir.path().join("w");
+    assert_eq!(
+        code(&t.cairn(&["keygen", "-o", free.to_str().unwrap()], None)),
+        0
+    );
+    assert!(t.dir.path().join("w.pub").exists());
+}
