@@ -441,14 +441,22 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
 
 /// When redb finds the file damaged, runs cairn's own checks on a copy, so the damaged
 /// records can be named without writing to the original. `None` when even that fails.
+///
+/// The copy gets a fresh random name, created exclusively with owner-only permissions, so
+/// nothing planted in the temporary directory (a symlink to another file, say) is followed or
+/// overwritten; it is removed when the check ends.
 fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
-    let copy = std::env::temp_dir().join(format!("cairn-verify-{}.redb", std::process::id()));
-    std::fs::copy(path, &copy).ok()?;
-    let report = std::panic::catch_unwind(|| Ledger::open(&copy).ok()?.verify().ok())
+    let mut copy = tempfile::Builder::new()
+        .prefix("cairn-verify-")
+        .suffix(".redb")
+        .tempfile()
+        .ok()?;
+    let mut original = std::fs::File::open(path).ok()?;
+    std::io::copy(&mut original, copy.as_file_mut()).ok()?;
+    let at = copy.path().to_path_buf();
+    std::panic::catch_unwind(|| Ledger::open(&at).ok()?.verify().ok())
         .ok()
-        .flatten();
-    let _ = std::fs::remove_file(&copy);
-    report
+        .flatten()
 }
 
 fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {

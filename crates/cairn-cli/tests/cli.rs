@@ -498,3 +498,33 @@ fn a_model_directory_scores_in_process_and_a_bad_one_is_refused() {
     );
     assert_eq!(code(&o), 2);
 }
+
+/// Issue 13, item 5: `verify` copied a damaged ledger to `$TMPDIR/cairn-verify-PID.redb`,
+/// following a symlink planted there and overwriting its target.
+#[test]
+fn verify_never_follows_a_planted_symlink_in_the_temp_directory() {
+    let t = Tmp::new();
+    std::fs::write(t.db(), vec![0x5a; 8192]).unwrap();
+    let tmp = t.dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let victim = t.dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // `exec` keeps the shell's process id, so the planted name is the one the old build used.
+    let script = format!(
+        "ln -s {} {}/cairn-verify-$$.redb && exec {} --db {} verify",
+        victim.display(),
+        tmp.display(),
+        env!("CARGO_BIN_EXE_cairn"),
+        t.db().display()
+    );
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    // Only the planted link is left: the private copy is gone.
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
+}
