@@ -829,7 +829,7 @@ impl Replay {
                 "number": b.number, "summary": b.summary.to_hex(), "index": b.index,
                 "verdict": match b.admitted { Some(true) => "admitted", Some(false) => "refused", None => "ungated" },
                 "author": b.author, "budget": b.budget, "parent_budget": b.parent_budget, "depth": b.depth,
-                "self_score": b.self_score, "anchored_score": b.anchored_score, "gap": b.gap(),
+                "self_score": b.self_score, "anchored_score": b.anchored_score, "gap": b.gap().map(|g| (g * 10_000.0).round() / 10_000.0),
                 "new": claims_json(&b.new), "carried": claims_json(&b.carried),
                 "dropped": b.dropped.iter().map(|(r, t)| json!({"rid": r.to_hex(), "text": t})).collect::<Vec<_>>(),
                 "evicted_turns": b.evicted,
@@ -841,10 +841,11 @@ impl Replay {
 
     /// As text, one block per boundary.
     pub fn to_text(&self) -> String {
+        let n = self.boundaries.len();
         let mut out = format!(
-            "stream {}: {} boundaries\n",
+            "stream {}: {n} {}\n",
             self.stream,
-            self.boundaries.len()
+            if n == 1 { "boundary" } else { "boundaries" }
         );
         let f = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
         for b in &self.boundaries {

@@ -8,6 +8,35 @@ use serde_json::{json, Value};
 use std::io::{BufRead, Write};
 use std::path::Path;
 
+/// A stream the command names must be in the ledger: a typo must not read as a clean ledger or
+/// an empty graph.
+pub fn known_stream<R: cairn::Read>(
+    read: &R,
+    db: &Path,
+    stream: Option<&str>,
+) -> Result<(), Failure> {
+    let Some(stream) = stream else {
+        return Ok(());
+    };
+    let streams = read.streams()?;
+    if streams.iter().any(|s| s == stream) {
+        return Ok(());
+    }
+    let known = if streams.is_empty() {
+        "it has no streams yet".to_string()
+    } else {
+        let mut shown: Vec<&str> = streams.iter().take(10).map(String::as_str).collect();
+        if streams.len() > 10 {
+            shown.push("...");
+        }
+        format!("its streams are {}", shown.join(", "))
+    };
+    Err(Failure::usage(format!(
+        "{} has no stream {stream:?}; {known} (`cairn stats` lists them)",
+        db.display()
+    )))
+}
+
 pub fn gates(
     db: &Path,
     gate: &Gatekeeper,
@@ -16,7 +45,9 @@ pub fn gates(
     as_json: bool,
 ) -> Result<u8, Failure> {
     let ledger = view(db, as_of)?;
-    let found = sweep(gate, &ledger.snapshot()?, stream)?;
+    let snap = ledger.snapshot()?;
+    known_stream(&snap, db, stream)?;
+    let found = sweep(gate, &snap, stream)?;
     if as_json {
         let list: Vec<Value> = found
             .iter()
@@ -38,7 +69,10 @@ pub fn gates(
                 f.detail
             );
         }
-        println!("{} findings", found.len());
+        println!(
+            "{}",
+            crate::count(found.len() as u64, "finding", "findings")
+        );
     }
     Ok(u8::from(!found.is_empty()))
 }
@@ -58,11 +92,18 @@ pub fn pin(
     }
     let ledger = open_existing(db, false)?;
     let mut batch = ledger.batch()?;
+    known_stream(&batch, db, Some(stream))?;
     let items = unpinned_items(&batch, stream)?;
     if items.is_empty() {
-        return Err(Failure::usage(format!(
-            "stream {stream} has no decision-relevant item that a pin does not already cover; nothing to pin"
-        )));
+        // Nothing left to pin is the state `pin --auto` exists to reach, not an error.
+        if as_json {
+            println!("{}", json!({"pinned": Value::Null, "items": []}));
+        } else {
+            println!(
+                "stream {stream} has no decision-relevant item that a pin does not already cover; nothing to pin"
+            );
+        }
+        return Ok(0);
     }
     let appended = batch.append(pin_of(stream, name, &items))?;
     batch.commit()?;
@@ -77,8 +118,8 @@ pub fn pin(
         );
     } else {
         println!(
-            "pinned {} items of stream {stream} as {name:?} ({})",
-            items.len(),
+            "pinned {} of stream {stream} as {name:?} ({})",
+            crate::count(items.len() as u64, "item", "items"),
             appended.rid
         );
         for i in &items {
@@ -173,6 +214,7 @@ pub fn why(
 ) -> Result<u8, Failure> {
     let ledger = view(db, as_of)?;
     let snap = ledger.snapshot()?;
+    known_stream(&snap, db, stream)?;
     let r = parse_ref(reference).map_err(Error::from)?;
     let batchless = resolve_claim(&snap, stream, &r)?;
     let why = cairn::replay::why(&snap, batchless)?;
@@ -192,7 +234,17 @@ fn resolve_claim(
 ) -> Result<cairn::record::Rid, Failure> {
     use cairn::ingest::Ref;
     match r {
-        Ref::Hex(_) | Ref::Prior(_) => Ok(resolve(snap, stream, r)?[0]),
+        Ref::Hex(_) | Ref::Prior(_) => {
+            let rid = resolve(snap, stream, r)?[0];
+            match cairn::Read::get(snap, &rid)? {
+                Some(cairn::record::Record::Claim(_)) | None => Ok(rid),
+                Some(other) => Err(Failure::usage(format!(
+                    "{} is a {}, not a claim; why traces a claim (`cairn export --stream STREAM` lists each record with its kind)",
+                    rid.short(),
+                    other.kind().name()
+                ))),
+            }
+        }
         _ => Err(Failure::usage(
             "why takes a claim: a rid, a prefix of 8 or more hex digits, or prior:N with --stream",
         )),
@@ -201,7 +253,9 @@ fn resolve_claim(
 
 pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Result<u8, Failure> {
     let ledger = view(db, as_of)?;
-    let r = cairn::replay::replay(&ledger.snapshot()?, stream)?;
+    let snap = ledger.snapshot()?;
+    known_stream(&snap, db, Some(stream))?;
+    let r = cairn::replay::replay(&snap, stream)?;
     if as_json {
         println!("{}", r.to_json());
     } else {
@@ -212,7 +266,9 @@ pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Res
 
 pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     let ledger = open_existing(db, false)?;
-    let html = cairn::replay::html(&ledger.snapshot()?, stream)?;
+    let snap = ledger.snapshot()?;
+    known_stream(&snap, db, Some(stream))?;
+    let html = cairn::replay::html(&snap, stream)?;
     std::fs::write(output, &html)
         .map_err(|e| Failure::usage(format!("cannot write {}: {e}", output.display())))?;
     println!(

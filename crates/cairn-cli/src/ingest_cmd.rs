@@ -15,7 +15,7 @@ const GROUP_COMMIT_LINES: usize = 1000;
 pub struct Totals {
     /// Non-blank lines read.
     pub lines: u64,
-    /// New records written (a summary line writes its new claims too).
+    /// New records written (a summary line writes its new claims too, a proposal its verdict).
     pub appended: u64,
     /// Lines whose record was already in the ledger.
     pub present: u64,
@@ -26,7 +26,10 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, r: &LineResult) {
         self.lines += 1;
-        self.appended += u64::from(r.new) + r.claims.iter().filter(|c| c.new).count() as u64;
+        // A new proposal brings its verdict, written by the gates.
+        let verdict = u64::from(r.new && r.gate.is_some());
+        self.appended +=
+            u64::from(r.new) + verdict + r.claims.iter().filter(|c| c.new).count() as u64;
         self.present += u64::from(!r.new);
         self.refused += u64::from(r.refused.is_some());
     }
@@ -118,6 +121,31 @@ pub fn ingest_text(
     )
 }
 
+/// A gated proposal in text: its verdict on one line, then each finding on a line of its own,
+/// flags of an admitted summary included; a failed reground with its reason.
+fn print_judged(r: &LineResult, out: &mut impl Write) {
+    match &r.gate {
+        Some(o) => {
+            let verdict = if o.admitted { "admitted" } else { "refused" };
+            let _ = writeln!(
+                out,
+                "line {}: {} {} {verdict}",
+                r.line,
+                r.kind,
+                r.rid.short()
+            );
+            for f in &o.findings {
+                let _ = writeln!(out, "    {}: {}", f.gate, f.detail);
+            }
+        }
+        None => {
+            if let Some(why) = &r.refused {
+                let _ = writeln!(out, "line {}: {why}", r.line);
+            }
+        }
+    }
+}
+
 fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
     let _ = if as_json {
         writeln!(out, "{}", line_result(r))
@@ -147,23 +175,23 @@ pub fn run(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8
     let ledger = Ledger::open(db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let keep = |r: &LineResult| as_json || r.refused.is_some();
+    let keep = |r: &LineResult| as_json || r.refused.is_some() || r.gate.is_some();
     let totals = ingest_whole(&ledger, gate, BufReader::new(f), file, keep, |r| {
         if as_json {
             print_result(r, true, &mut out)
-        } else if let Some(why) = &r.refused {
-            let _ = writeln!(out, "line {}: {why}", r.line);
+        } else {
+            print_judged(r, &mut out)
         }
     })?;
     if !as_json {
         let _ = writeln!(
             out,
-            "ingested {file}: {} lines, {} records appended, {} lines already present, {} proposals refused; the ledger holds {} records",
-            totals.lines,
-            totals.appended,
-            totals.present,
-            totals.refused,
-            ledger.len()?
+            "ingested {file}: {}, {} appended (verdicts included), {} already present, {} refused; the ledger holds {}",
+            crate::count(totals.lines, "line", "lines"),
+            crate::count(totals.appended, "record", "records"),
+            crate::count(totals.present, "line", "lines"),
+            crate::count(totals.refused, "proposal", "proposals"),
+            crate::count(ledger.len()?, "record", "records"),
         );
     }
     let _ = out.flush();

@@ -258,6 +258,12 @@ fn advice(e: &Error) -> Option<&'static str> {
 
 type Outcome = Result<u8, Failure>;
 
+/// "1 finding", "2 findings": a count with its noun in the right number.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     std::panic::set_hook(Box::new(|_| {}));
@@ -516,13 +522,14 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
         println!("by kind: {}", parts.join(", "));
     }
     for s in v["streams"].as_array().into_iter().flatten() {
+        let n = |k: &str| s[k].as_u64().unwrap_or(0);
         println!(
-            "stream {}: {} spans, {} evicted, window {}, {} summaries",
+            "stream {}: {}, {} evicted, window {}, {}",
             s["stream"].as_str().unwrap_or(""),
-            s["spans"],
-            s["evicted"],
-            s["window"],
-            s["summaries"]
+            count(n("spans"), "span", "spans"),
+            n("evicted"),
+            n("window"),
+            count(n("summaries"), "admitted summary", "admitted summaries")
         );
     }
     println!(
@@ -550,6 +557,7 @@ fn export(path: &Path, format: Format, stream: Option<&str>, as_of: Option<u64>)
     use std::io::Write;
     let ledger = view(path, as_of)?;
     let snap = ledger.snapshot()?;
+    commands::known_stream(&snap, path, stream)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     // A closed pipe (`cairn export | head`) ends the export quietly.
@@ -595,10 +603,15 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
         return Ok(if report.ok() { 0 } else { 3 });
     }
     println!(
-        "ingested the built-in demo ({} lines: {} records appended, {} lines already present)",
-        outcome.lines, outcome.appended, outcome.present
+        "ingested the built-in demo ({}: {} appended, {} already present)",
+        count(outcome.lines, "line", "lines"),
+        count(outcome.appended, "record", "records"),
+        count(outcome.present, "line", "lines")
     );
-    println!("\nthe gates judged {} proposals:", verdicts.len());
+    println!(
+        "\nthe gates judged {}:",
+        count(verdicts.len() as u64, "proposal", "proposals")
+    );
     for d in &verdicts {
         println!(
             "  line {:>2} {:<7} {}",
@@ -617,8 +630,8 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     println!();
     print_stats(&v, false);
     println!(
-        "cairn gates finds {} findings over the ledger as it stands",
-        found.len()
+        "cairn gates finds {} over the ledger as it stands",
+        count(found.len() as u64, "finding", "findings")
     );
     println!(
         "verify: {}",

@@ -336,8 +336,9 @@ fn gates_exits_0_on_a_clean_ledger_and_1_with_findings() {
     assert_eq!(code(&o), 1);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["findings"][0]["gate"], "unanchored-claim");
+    // A stream the ledger does not have is a usage error, not a clean ledger (issue 13).
     let other = t.cairn(&["gates", "--stream", "nope"], None);
-    assert_eq!(code(&other), 0, "{}", stdout(&other));
+    assert_eq!(code(&other), 2, "{}", stdout(&other));
 }
 
 #[test]
@@ -527,4 +528,92 @@ fn verify_never_follows_a_planted_symlink_in_the_temp_directory() {
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     // Only the planted link is left: the private copy is gone.
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
+}
+
+/// Issue 13, item 14: an unknown stream read as a clean ledger or an empty graph, `why` on a
+/// span said no record had its rid, and `pin --auto` with nothing left to pin exited 2.
+#[test]
+fn unknown_names_are_errors_that_list_what_exists() {
+    let t = Tmp::new();
+    let lines = ingest_ok(&t, LIBFOO);
+    for cmd in [
+        &["gates", "--stream", "nosuch"][..],
+        &["export", "--format", "dot", "--stream", "nosuch"][..],
+        &["export", "--stream", "nosuch"][..],
+        &["replay", "nosuch"][..],
+        &["pin", "--auto", "nosuch", "p"][..],
+    ] {
+        let o = t.cairn(cmd, None);
+        assert_eq!(code(&o), 2, "{cmd:?}");
+        assert!(
+            stderr(&o).contains("has no stream \"nosuch\"; its streams are s1"),
+            "{cmd:?}: {}",
+            stderr(&o)
+        );
+    }
+    // Near miss: the stream that exists.
+    assert_eq!(
+        code(&t.cairn(&["export", "--format", "dot", "--stream", "s1"], None)),
+        0
+    );
+    // `why` on a span names what the rid is.
+    let span = lines[1]["rid"].as_str().unwrap();
+    let o = t.cairn(&["why", span], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("is a span, not a claim"),
+        "{}",
+        stderr(&o)
+    );
+    // Nothing left to pin is a state, not an error.
+    let o = t.cairn(&["pin", "--auto", "s1", "all"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = t.cairn(&["pin", "--auto", "s1", "again"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("nothing to pin"), "{}", stdout(&o));
+}
+
+/// Issue 13, item 15: file-mode ingest joined a refusal's findings into one long line,
+/// said nothing of admitted summaries, wrote "1 findings", and did not count verdicts.
+#[test]
+fn ingest_text_output_is_one_finding_per_line_and_counts_what_it_wrote() {
+    let t = Tmp::new();
+    let f = t.file("in.jsonl", LIBFOO.as_bytes());
+    let out = stdout(&t.cairn(&["ingest", f.to_str().unwrap()], None));
+    // The admitted summary and the action are reported.
+    let has = |text: &str, start: &str, end: &str| {
+        text.lines()
+            .any(|l| l.starts_with(start) && l.ends_with(end))
+    };
+    assert!(has(&out, "line 5: summary ", " admitted"), "{out}");
+    assert!(has(&out, "line 8: action ", " admitted"), "{out}");
+    // The records appended are the records the ledger holds (it was empty): verdicts count.
+    let last = out.lines().last().unwrap();
+    assert!(
+        last.contains("11 records appended") && last.ends_with("holds 11 records"),
+        "{last}"
+    );
+    // A refusal: its verdict line, then each finding on a line of its own.
+    let bad = t.file(
+        "bad.jsonl",
+        br#"{"kind":"span","stream":"s2","turn":1,"role":"user","text":"we are still on libfoo 2.3.1, do not bump."}
+{"kind":"pin","stream":"s2","name":"c","items":[{"class":"prohibition","text":"do not bump libfoo","witness":"turn:1"}]}
+{"kind":"summary","stream":"s2","author":"self","budget":100,"covers":["turn:1"],"evicts":["turn:1"],"claims":[{"text":"libfoo was upgraded to 2.4.0","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}
+"#,
+    );
+    let refused = stdout(&t.cairn(&["ingest", bad.to_str().unwrap()], None));
+    assert!(has(&refused, "line 3: summary ", " refused"), "{refused}");
+    assert!(
+        refused.lines().filter(|l| l.starts_with("    ")).count() >= 2,
+        "{refused}"
+    );
+    assert!(refused.lines().all(|l| l.len() < 400), "{refused}");
+    for wrong in [" 1 findings", " 1 records", " 1 lines", " 1 proposals"] {
+        assert!(!out.contains(wrong) && !refused.contains(wrong), "{wrong}");
+    }
+    // `gates` counts in the right number, and `replay --json` rounds its gap.
+    let g = stdout(&t.cairn(&["gates"], None));
+    assert!(!g.contains("\n1 findings"), "{g}");
+    let r = stdout(&t.cairn(&["--json", "replay", "s1"], None));
+    assert!(!r.contains("00000000"), "{r}");
 }
