@@ -134,6 +134,19 @@ fn open_error(path: &Path, e: DatabaseError) -> crate::error::Error {
             }
             .into()
         }
+        // A file cut short inside redb's header or a page: damage, not a usage problem.
+        DatabaseError::Storage(StorageError::Io(source))
+            if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            ErrorKind::CorruptFile {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "the file ends after {size} bytes, inside what its header says it holds: it was truncated"
+                ),
+            }
+            .into()
+        }
         DatabaseError::Storage(StorageError::Io(source)) => ErrorKind::Io {
             what: "cannot open the ledger",
             path: path.to_path_buf(),

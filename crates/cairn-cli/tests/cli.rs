@@ -617,3 +617,42 @@ fn ingest_text_output_is_one_finding_per_line_and_counts_what_it_wrote() {
     let r = stdout(&t.cairn(&["--json", "replay", "s1"], None));
     assert!(!r.contains("00000000"), "{r}");
 }
+
+/// Issue 13, item 12: a ledger truncated to 100 bytes exited 2, and a reader that closed
+/// the pipe (`cairn demo | head -3`) made cairn exit 3 saying the file may be damaged.
+#[test]
+fn truncation_is_an_integrity_failure_and_a_closed_pipe_is_not() {
+    let t = Tmp::new();
+    ingest_ok(&t, LIBFOO);
+    let whole = std::fs::read(t.db()).unwrap();
+    std::fs::write(t.db(), &whole[..100]).unwrap();
+    for cmd in [&["stats"][..], &["verify"][..], &["export"][..]] {
+        let o = t.cairn(cmd, None);
+        assert_eq!(code(&o), 3, "{cmd:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+    }
+    // The reader goes away before cairn writes a byte.
+    let fresh = Tmp::new();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--db", fresh.db().to_str().unwrap(), "demo"])
+        .env_remove("CAIRN_DB")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The demo's ledger was written whole all the same.
+    assert_eq!(code(&fresh.cairn(&["verify"], None)), 0);
+}

@@ -299,3 +299,32 @@ fn keygen_never_replaces_an_existing_verifier_key() {
     );
     assert!(t.dir.path().join("w.pub").exists());
 }
+
+/// Issue 13, item 12: a signed checkpoint with its signature stripped, given to
+/// `verify --against` with the verifier key, exited 2 (bad input) instead of 3 (integrity).
+#[test]
+fn a_checkpoint_stripped_of_its_signature_is_an_integrity_failure() {
+    let t = Tmp::new();
+    ingest(&t, LIBFOO);
+    let key = t.dir.path().join("k");
+    assert_eq!(
+        code(&t.cairn(&["keygen", "-o", key.to_str().unwrap()], None)),
+        0
+    );
+    let signed = std::fs::read_to_string(sign(&t, &key, "cp")).unwrap();
+    let body = signed.split("\n\n").next().unwrap().to_string() + "\n";
+    let stripped = t.file("stripped", body.as_bytes());
+    let pubkey = t.dir.path().join("k.pub");
+    let o = against(&t, &stripped, Some(&pubkey));
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("carries no signature"),
+        "{}",
+        stderr(&o)
+    );
+    // Near misses: the same body without --pubkey is a plain checkpoint and holds; a file
+    // that is no checkpoint at all is still bad input.
+    assert_eq!(code(&against(&t, &stripped, None)), 0);
+    let junk = t.file("junk", b"not a checkpoint\n");
+    assert_eq!(code(&against(&t, &junk, Some(&pubkey))), 2);
+}
