@@ -229,12 +229,16 @@ impl Ledger {
             path: path.to_path_buf(),
             source,
         };
-        {
-            let db = Database::builder()
-                .set_cache_size(CACHE_BYTES)
-                .create(&tmp)
-                .map_err(|e| open_error(&tmp, e))?;
-            Ledger::start(db, path.to_path_buf(), DERIVED_RULES)?;
+        // A failure (a full disk, say) removes the temporary file and names the path asked
+        // for, not the temporary one.
+        let made = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .create(&tmp)
+            .map_err(|e| open_error(path, e))
+            .and_then(|db| Ledger::start(db, path.to_path_buf(), DERIVED_RULES).map(drop));
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
         // A hard link never replaces a file: if another process created the ledger meanwhile,
         // its ledger stays and this one is dropped.

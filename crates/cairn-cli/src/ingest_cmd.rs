@@ -166,6 +166,19 @@ fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
 }
 
 pub fn run(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8, Failure> {
+    let existed = db.exists();
+    let result = run_on(db, gate, file, as_json);
+    // A first ingest that failed leaves no ledger behind: the file it created holds nothing.
+    if result.is_err() && !existed {
+        let empty = Ledger::open(db).and_then(|l| l.len()).is_ok_and(|n| n == 0);
+        if empty {
+            let _ = std::fs::remove_file(db);
+        }
+    }
+    result
+}
+
+fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8, Failure> {
     if file == "-" {
         let ledger = Ledger::open(db)?;
         return stream(&ledger, gate, as_json);

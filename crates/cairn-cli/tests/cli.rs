@@ -656,3 +656,40 @@ fn truncation_is_an_integrity_failure_and_a_closed_pipe_is_not() {
     // The demo's ledger was written whole all the same.
     assert_eq!(code(&fresh.cairn(&["verify"], None)), 0);
 }
+
+/// Issue 13, item 13: a failed first ingest left an empty ledger file behind, and a failed
+/// creation named (and left) its temporary `.NAME.creating-PID` file.
+#[test]
+fn a_failed_first_ingest_or_creation_leaves_nothing_behind() {
+    let t = Tmp::new();
+    let bad = t.file("bad.jsonl", br#"{"kind":"span","stream":"s1"}"#);
+    let o = t.cairn(&["ingest", bad.to_str().unwrap()], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        !t.db().exists(),
+        "the failed first ingest left {}",
+        t.db().display()
+    );
+    // Near miss: a failed ingest into a ledger that exists keeps it, records and all.
+    ingest_ok(&t, LIBFOO);
+    assert_eq!(code(&t.cairn(&["ingest", bad.to_str().unwrap()], None)), 2);
+    assert!(t.db().exists());
+    // A ledger that cannot be created: the error names the path asked for, and no temporary
+    // file is left.
+    let blocker = t.file("not-a-dir", b"x");
+    let inside = blocker.join("x.redb");
+    let good = t.file("good.jsonl", LIBFOO.as_bytes());
+    let o = run_cairn(&inside, &["ingest", good.to_str().unwrap()], None);
+    assert_ne!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("x.redb") && !stderr(&o).contains("creating"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(t.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("creating"))
+        .collect();
+    assert!(left.is_empty());
+}
