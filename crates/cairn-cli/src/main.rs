@@ -46,9 +46,27 @@ struct Cli {
     command: Command,
 }
 
+/// The record kinds and their fields, for `cairn ingest --help` (SPEC.md section 5 has the rest).
+const INGEST_HELP: &str = "\
+Each line is one JSON object with a `kind`; a field given twice is refused:
+  span       stream, turn, role (user|assistant|tool|system), text [, name]
+  claim      stream, text, witnesses [refs] [, origin (user-said|tool-output|hedged|inferred), actionable]
+  summary    stream, author (self|separate), budget, covers, evicts [refs or ranges turn:A..turn:B],
+             claims [objects as for claim, or refs] [, parent, self_score, reground]   (gated)
+  pin        stream, name, items [{class, text [, witness]}]   (write-once per name)
+  judgement  stream, claim, span, relation (entails|contradicts|neutral) [, score, scorer]
+  action     stream, text, relies_on [refs] [, irreversible]   (gated)
+  reground   stream, claim   (re-checked against the claim's raw spans)
+A ref is a rid, a prefix of 8 or more hex digits, turn:N, or prior:N (the head summary's N-th
+claim). Pin classes: prohibition, commitment, failed-attempt, entity, preference, policy,
+identifier. A file applies whole or not at all; `-` commits groups of lines as they arrive.
+Example:
+  {\"kind\":\"span\",\"stream\":\"s1\",\"turn\":1,\"role\":\"user\",\"text\":\"we are still on libfoo 2.3.1, do not bump.\"}";
+
 #[derive(Subcommand)]
 enum Command {
     /// Append JSON Lines records from FILE, or from standard input with `-`.
+    #[command(after_long_help = INGEST_HELP)]
     Ingest {
         /// A JSON Lines file, or `-` for standard input.
         file: String,
@@ -645,6 +663,10 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
         } else {
             "DISCREPANCIES FOUND"
         }
+    );
+    let db = path.display();
+    println!(
+        "\nnext, try:\n  cairn --db {db} why prior:0 --stream libfoo   # the libfoo claim's lineage back to raw spans\n  cairn --db {db} replay staging               # the port-5433 story, boundary by boundary\n  cairn --db {db} report migration -o m.html   # the DROP TABLE story as one HTML page\n  cairn --db {db} gates                        # every gate query over the ledger"
     );
     Ok(if report.ok() { 0 } else { 3 })
 }

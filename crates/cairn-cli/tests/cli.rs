@@ -693,3 +693,55 @@ fn a_failed_first_ingest_or_creation_leaves_nothing_behind() {
         .collect();
     assert!(left.is_empty());
 }
+
+/// Issue 13, item 16: `ingest --help` named no record kinds or fields, and the demo ended
+/// without saying what to try next.
+#[test]
+fn help_names_the_record_kinds_and_the_demo_says_what_to_try_next() {
+    let t = Tmp::new();
+    let help = stdout(&t.cairn(&["ingest", "--help"], None));
+    for kind in [
+        "span",
+        "claim",
+        "summary",
+        "pin",
+        "judgement",
+        "action",
+        "reground",
+    ] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(kind)),
+            "{kind}: {help}"
+        );
+    }
+    assert!(
+        help.contains("witnesses") && help.contains("prior:N"),
+        "{help}"
+    );
+    let demo = stdout(&t.cairn(&["demo"], None));
+    let next = demo
+        .split("next, try:")
+        .nth(1)
+        .expect("the demo suggests what to try next");
+    // Each suggestion runs.
+    for line in next
+        .lines()
+        .filter(|l| l.trim_start().starts_with("cairn "))
+    {
+        let words: Vec<&str> = line.split('#').next().unwrap().split_whitespace().collect();
+        let args: Vec<&str> = words[3..].to_vec(); // after `cairn --db PATH`
+        let out = t.dir.path().join("m.html");
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| {
+                if *a == "m.html" {
+                    out.to_str().unwrap()
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let o = t.cairn(&args, None);
+        assert!(code(&o) <= 1, "{line}: {}", stderr(&o));
+    }
+}
