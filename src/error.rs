@@ -19,6 +19,12 @@ pub enum ErrorKind {
     /// Another process holds the ledger open.
     #[error("the ledger {} is locked: another process has it open for writing; wait for it to finish or open another file", .0.display())]
     Locked(PathBuf),
+    /// A write was asked of a ledger opened read-only.
+    #[error("the ledger {} is open read-only, so nothing can be appended; open it with Ledger::open to write", .0.display())]
+    ReadOnly(PathBuf),
+    /// A crash left the ledger mid-write, and a read-only open does not recover it.
+    #[error("the ledger {} was left mid-write by a crash and needs recovery, which reading it does not do; open it for writing once (any command that writes, such as `cairn --db {} ingest /dev/null`) and it is recovered", .0.display(), .0.display())]
+    NeedsRecovery(PathBuf),
     /// redb found the file damaged.
     #[error("the ledger {} is corrupt ({detail}); restore it from a copy; verifying it names the damaged records", path.display())]
     CorruptFile {

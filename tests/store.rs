@@ -417,3 +417,32 @@ fn a_streams_spans_iterate_in_turn_order() {
         .collect();
     assert_eq!(turns, [10, 20, 30]);
 }
+
+/// A ledger opened read-only reads what was committed and refuses to append, naming the way
+/// to write.
+#[test]
+fn a_read_only_ledger_reads_and_refuses_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.redb");
+    {
+        let ledger = cairn::Ledger::open(&path).unwrap();
+        let mut b = ledger.batch().unwrap();
+        b.append(crate::util::span("s", 1, "kept")).unwrap();
+        b.commit().unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let ro = cairn::Ledger::open_read_only(&path).unwrap();
+    assert_eq!(cairn::Read::len(&ro.snapshot().unwrap()).unwrap(), 1);
+    assert!(ro.verify().unwrap().ok());
+    let e = ro.batch().err().expect("a read-only ledger gives no batch");
+    assert!(
+        e.to_string().contains("open read-only") && e.to_string().contains("Ledger::open"),
+        "{e}"
+    );
+    drop(ro);
+    assert!(std::fs::read(&path).unwrap() == before);
+    // A path with no ledger is not created.
+    let none = dir.path().join("none.redb");
+    assert!(cairn::Ledger::open_read_only(&none).is_err());
+    assert!(!none.exists());
+}

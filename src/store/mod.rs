@@ -21,8 +21,8 @@ use crate::record::{
     Verdict, FORMAT_VERSION, MAX_RECORD_BYTES,
 };
 use redb::{
-    Database, DatabaseError, ReadableDatabase, ReadableTable, ReadableTableMetadata, StorageError,
-    WriteTransaction,
+    ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable,
+    ReadableTableMetadata, StorageError, WriteTransaction,
 };
 use std::path::{Path, PathBuf};
 use tables::*;
@@ -70,10 +70,36 @@ const CACHE_BYTES: usize = 160 * 1024 * 1024;
 
 /// An open ledger file.
 pub struct Ledger {
-    db: Database,
+    db: Db,
     path: PathBuf,
     rules: u8,
 }
+
+/// The database under a ledger: open for writing, or read-only (SPEC.md section 4.4).
+enum Db {
+    Write(Database),
+    Read(ReadOnlyDatabase),
+}
+
+impl Db {
+    fn begin_read(&self) -> std::result::Result<redb::ReadTransaction, redb::TransactionError> {
+        match self {
+            Db::Write(db) => db.begin_read(),
+            Db::Read(db) => db.begin_read(),
+        }
+    }
+
+    fn begin_write(&self, path: &Path) -> Result<WriteTransaction> {
+        match self {
+            Db::Write(db) => Ok(db.begin_write()?),
+            Db::Read(_) => Err(ErrorKind::ReadOnly(path.to_path_buf()).into()),
+        }
+    }
+}
+
+/// How processes share a ledger file: one writer, and any number of read-only handles in
+/// other processes that read committed snapshots beside it.
+const SHARING: ConcurrencyMode = ConcurrencyMode::SingleWriter;
 
 /// A consistent, read-only view of the ledger as of the moment it was taken.
 pub struct Snapshot {
@@ -201,15 +227,71 @@ impl Ledger {
         let db = Database::builder()
             .set_check_integrity_on_open(check)
             .set_cache_size(CACHE_BYTES)
+            .set_concurrency_mode(SHARING)
             .create(path)
             .map_err(|e| open_error(path, e))?;
         Ledger::start(db, path.to_path_buf(), DERIVED_RULES)
     }
 
+    /// Opens an existing ledger read-only: nothing in the file changes, a read-only file
+    /// opens, any number of processes may read at once, and a reader reads committed
+    /// snapshots beside the one process that writes. A ledger a crash left mid-write is
+    /// refused ([`ErrorKind::NeedsRecovery`]): the next open for writing recovers it.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger> {
+        let path = path.as_ref();
+        if path.is_dir() {
+            return Err(ErrorKind::NotALedger {
+                path: path.to_path_buf(),
+                expected: FORMAT_VERSION,
+                detail: "it is a directory".into(),
+            }
+            .into());
+        }
+        let db = Database::builder()
+            .set_cache_size(CACHE_BYTES)
+            .set_concurrency_mode(SHARING)
+            .open_read_only(path)
+            .map_err(|e| match e {
+                DatabaseError::RepairAborted => ErrorKind::NeedsRecovery(path.to_path_buf()).into(),
+                DatabaseError::Storage(StorageError::Io(source))
+                    if source.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    ErrorKind::Io {
+                        what: "cannot open the ledger",
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                    .into()
+                }
+                other => open_error(path, other),
+            })?;
+        let mut ledger = Ledger {
+            db: Db::Read(db),
+            path: path.to_path_buf(),
+            rules: DERIVED_RULES,
+        };
+        ledger.rules = match ledger.read_meta()? {
+            Some(rules) => rules,
+            None => {
+                return Err(ErrorKind::NotALedger {
+                    path: path.to_path_buf(),
+                    expected: FORMAT_VERSION,
+                    detail: "it has no cairn meta table".into(),
+                }
+                .into())
+            }
+        };
+        Ok(ledger)
+    }
+
     /// A ledger on an open database: checks an old ledger's meta, or writes a new one's with
     /// the derived rules of version `rules`.
     fn start(db: Database, path: PathBuf, rules: u8) -> Result<Ledger> {
-        let mut ledger = Ledger { db, path, rules };
+        let mut ledger = Ledger {
+            db: Db::Write(db),
+            path,
+            rules,
+        };
         ledger.rules = ledger.init(rules)?;
         Ok(ledger)
     }
@@ -233,6 +315,7 @@ impl Ledger {
         // for, not the temporary one.
         let made = Database::builder()
             .set_cache_size(CACHE_BYTES)
+            .set_concurrency_mode(SHARING)
             .create(&tmp)
             .map_err(|e| open_error(path, e))
             .and_then(|db| Ledger::start(db, path.to_path_buf(), DERIVED_RULES).map(drop));
@@ -278,6 +361,14 @@ impl Ledger {
     /// Creates the tables and the meta entries of a new ledger, deriving by the rules of
     /// version `rules`, or checks those of an old one; returns the ledger's rules version.
     fn init(&self, rules: u8) -> Result<u8> {
+        if let Some(written) = self.read_meta()? {
+            return Ok(written);
+        }
+        self.create_meta(rules)
+    }
+
+    /// The rules version of an existing ledger's meta; `None` when the file has no meta table.
+    fn read_meta(&self) -> Result<Option<u8>> {
         let snap = self.db.begin_read()?;
         match snap.open_table(META) {
             Ok(meta) => {
@@ -286,8 +377,8 @@ impl Ledger {
                 let written = meta.get("rules")?.map(|g| g.value().to_vec());
                 return match format.as_deref() {
                     Some([FORMAT_VERSION]) => match written.as_deref() {
-                        None => Ok(1),
-                        Some([v]) if (1..=DERIVED_RULES).contains(v) => Ok(*v),
+                        None => Ok(Some(1)),
+                        Some([v]) if (1..=DERIVED_RULES).contains(v) => Ok(Some(*v)),
                         Some(v) => Err(ErrorKind::NotALedger {
                             path: self.path.clone(),
                             expected: FORMAT_VERSION,
@@ -315,11 +406,14 @@ impl Ledger {
                     .into()),
                 };
             }
-            Err(redb::TableError::TableDoesNotExist(_)) => {}
-            Err(e) => return Err(e.into()),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-        drop(snap);
-        let txn = self.db.begin_write()?;
+    }
+
+    /// Creates the tables and meta of a new ledger deriving by rules version `rules`.
+    fn create_meta(&self, rules: u8) -> Result<u8> {
+        let txn = self.db.begin_write(&self.path)?;
         if txn.list_tables()?.next().is_some() {
             return Err(ErrorKind::NotALedger {
                 path: self.path.clone(),
@@ -389,7 +483,7 @@ impl Ledger {
     /// Starts a write batch. Only one batch is open at a time; a second call waits.
     pub fn batch(&self) -> Result<Batch> {
         Ok(Batch {
-            txn: self.db.begin_write()?,
+            txn: self.db.begin_write(&self.path)?,
             rules: self.rules,
         })
     }

@@ -6,8 +6,8 @@ use super::{Ledger, Read, Snapshot};
 use crate::error::Result;
 use crate::record::{decode, Record, Rid};
 use redb::{
-    Key, MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable,
-    ReadableTable, ReadableTableMetadata, TableDefinition, Value,
+    Key, MultimapTableDefinition, ReadTransaction, ReadableMultimapTable, ReadableTable,
+    ReadableTableMetadata, TableDefinition, Value,
 };
 use std::cmp::Ordering;
 use std::collections::BTreeSet;

@@ -1,6 +1,6 @@
 //! `cairn gates`, `pin --auto`, `reground` and `score`.
 
-use crate::{open_existing, view, Failure};
+use crate::{open_existing, open_reader, view, Failure};
 use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, RegroundOutcome};
 use cairn::ingest::{parse_ref, resolve};
 use cairn::{Error, Ledger};
@@ -90,7 +90,7 @@ pub fn pin(
             "cairn pin writes a pin from the classifier's findings and needs --auto; to pin items by hand, ingest a pin line",
         ));
     }
-    let ledger = open_existing(db, false)?;
+    let ledger = open_existing(db)?;
     let mut batch = ledger.batch()?;
     known_stream(&batch, db, Some(stream))?;
     let items = unpinned_items(&batch, stream)?;
@@ -136,7 +136,7 @@ pub fn reground(
     stream: Option<&str>,
     as_json: bool,
 ) -> Result<u8, Failure> {
-    let ledger: Ledger = open_existing(db, false)?;
+    let ledger: Ledger = open_existing(db)?;
     let mut batch = ledger.batch()?;
     let r = parse_ref(reference).map_err(Error::from)?;
     let claim = resolve(&batch, stream, &r)?[0];
@@ -265,7 +265,7 @@ pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Res
 }
 
 pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    let ledger = open_reader(db)?;
     let snap = ledger.snapshot()?;
     known_stream(&snap, db, Some(stream))?;
     let html = cairn::replay::html(&snap, stream)?;

@@ -396,23 +396,35 @@ fn run(cli: &Cli) -> Outcome {
 }
 
 /// Opens a ledger that must already exist.
-pub fn open_existing(path: &Path, checked: bool) -> Result<Ledger, Failure> {
+/// Opens an existing ledger read-only, for the commands that only read: nothing in the file
+/// changes, a read-only file opens, and many readers may run beside the one writer.
+pub fn open_reader(path: &Path) -> Result<Ledger, Failure> {
     if !path.exists() {
         return Err(Failure::usage(format!(
             "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
             path.display()
         )));
     }
-    Ok(if checked {
-        Ledger::open_checked(path)?
-    } else {
-        Ledger::open(path)?
-    })
+    Ok(Ledger::open_read_only(path)?)
+}
+
+/// Opens an existing ledger for writing (`pin`, `reground`, `checkpoint --key`).
+pub fn open_existing(path: &Path) -> Result<Ledger, Failure> {
+    if !path.exists() {
+        return Err(Failure::usage(format!(
+            "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
+            path.display()
+        )));
+    }
+    Ok(Ledger::open(path)?)
 }
 
 fn verify(path: &Path, as_json: bool) -> Outcome {
-    let (report, damaged) = match open_existing(path, true) {
-        Ok(ledger) => (ledger.verify()?, None),
+    // Read-only: verifying evidence never changes it. Damage redb trips over while reading
+    // sends the check to a private copy, where cairn's own checks name the records.
+    let first = open_reader(path).and_then(|l| l.verify().map_err(Failure::from));
+    let (report, damaged) = match first {
+        Ok(report) => (report, None),
         Err(f) if f.code == 2 => return Err(f),
         Err(f) => match verify_copy(path) {
             Some(report) => (report, Some(f.message)),
@@ -475,6 +487,10 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
 /// nothing planted in the temporary directory (a symlink to another file, say) is followed or
 /// overwritten; it is removed when the check ends.
 fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
+    // An empty file holds no ledger to check (and opening a copy would make one).
+    if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {
+        return None;
+    }
     let mut copy = tempfile::Builder::new()
         .prefix("cairn-verify-")
         .suffix(".redb")
@@ -562,14 +578,14 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
 }
 
 fn stats(path: &Path, as_json: bool) -> Outcome {
-    let ledger = open_existing(path, false)?;
+    let ledger = open_reader(path)?;
     print_stats(&stats_value(&ledger)?, as_json);
     Ok(0)
 }
 
 /// Opens an existing ledger, or its past at log size `as_of`.
 pub fn view(path: &Path, as_of: Option<u64>) -> Result<Ledger, Failure> {
-    let ledger = open_existing(path, false)?;
+    let ledger = open_reader(path)?;
     Ok(match as_of {
         Some(n) => ledger.as_of(n)?,
         None => ledger,
@@ -621,6 +637,9 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     v["verdicts"] = json!(verdicts);
     v["gate_findings"] = json!(found.len());
     v["verify_ok"] = json!(report.ok());
+    // The ledger is closed before anything is printed: a reader that stops reading early
+    // ends the printing, never a write in progress.
+    drop(ledger);
     if as_json {
         println!("{v}");
         return Ok(if report.ok() { 0 } else { 3 });

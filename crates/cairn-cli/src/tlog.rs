@@ -1,6 +1,6 @@
 //! `cairn checkpoint`, `keygen`, `prove`, `bytes`, `check-inclusion` and `verify --against`.
 
-use crate::{open_existing, Failure};
+use crate::{open_existing, open_reader, Failure};
 use cairn::checkpoint::{parse_unverified, InclusionProof, Log, SignerKey, VerifierKey};
 use cairn::Read;
 use serde_json::json;
@@ -16,7 +16,11 @@ fn bad(e: cairn::CheckError) -> Failure {
 }
 
 pub fn checkpoint(db: &Path, key: Option<&Path>) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    // Signing records the checkpoint signed in the ledger; a plain checkpoint only reads.
+    let ledger = match key {
+        Some(_) => open_existing(db)?,
+        None => open_reader(db)?,
+    };
     let log = Log::new(&ledger);
     match key {
         None => print!("{}", log.checkpoint()?.body()),
@@ -117,7 +121,7 @@ pub fn prove_inclusion(
     size: Option<u64>,
     as_json: bool,
 ) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    let ledger = open_reader(db)?;
     let rid = resolve(&ledger, reference)?;
     let p = Log::new(&ledger).prove_inclusion(rid, size)?;
     if as_json {
@@ -133,7 +137,7 @@ pub fn prove_inclusion(
 }
 
 pub fn prove_consistency(db: &Path, old: u64, new: u64, as_json: bool) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    let ledger = open_reader(db)?;
     let p = Log::new(&ledger).prove_consistency(old, new)?;
     if as_json {
         let hex = |h: &[u8; 32]| cairn::record::Rid(*h).to_hex();
@@ -148,7 +152,7 @@ pub fn prove_consistency(db: &Path, old: u64, new: u64, as_json: bool) -> Result
 }
 
 pub fn bytes(db: &Path, reference: &str) -> Result<u8, Failure> {
-    let ledger = open_existing(db, false)?;
+    let ledger = open_reader(db)?;
     let snap = ledger.snapshot()?;
     let rid = snap.resolve(reference)?;
     let index = snap.index_of(&rid)?.unwrap_or_default();
@@ -222,7 +226,7 @@ pub fn verify_against(
         Some(k) => Some(VerifierKey::parse(&read(k, "verifier key")?).map_err(bad)?),
         None => None,
     };
-    let ledger = match open_existing(db, true) {
+    let ledger = match open_reader(db) {
         Ok(l) => l,
         Err(f) if f.code == 2 => return Err(f),
         Err(f) => {

@@ -654,7 +654,8 @@ fn truncation_is_an_integrity_failure_and_a_closed_pipe_is_not() {
         String::from_utf8_lossy(&o.stderr)
     );
     // The demo's ledger was written whole all the same.
-    assert_eq!(code(&fresh.cairn(&["verify"], None)), 0);
+    let v = fresh.cairn(&["verify"], None);
+    assert_eq!(code(&v), 0, "{}", stderr(&v));
 }
 
 /// Issue 13, item 13: a failed first ingest left an empty ledger file behind, and a failed

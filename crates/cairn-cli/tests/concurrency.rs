@@ -118,3 +118,112 @@ fn a_second_process_finds_the_ledger_locked() {
     assert!(holder.wait().unwrap().success());
     assert_eq!(code(&t.cairn(&["verify"], None)), 0, "nothing was damaged");
 }
+
+/// Issue 13, items 3 and 4: read commands changed the file's header bytes, `verify` turned an
+/// empty file into a new ledger, and no second process could read while one wrote.
+#[test]
+fn read_commands_change_nothing_and_read_beside_a_writer() {
+    let t = Tmp::new();
+    let f = t.file("a.jsonl", LIBFOO.as_bytes());
+    assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
+    let before = std::fs::read(t.db()).unwrap();
+    let cp = t.file("cp", &t.cairn(&["checkpoint"], None).stdout);
+    for cmd in [
+        &["stats"][..],
+        &["verify"][..],
+        &["export"][..],
+        &["export", "--format", "dot"][..],
+        &["replay", "s1"][..],
+        &["gates"][..],
+        &["why", "prior:0", "--stream", "s1"][..],
+        &["verify", "--against", cp.to_str().unwrap()][..],
+        &["checkpoint"][..],
+    ] {
+        let o = t.cairn(cmd, None);
+        assert!(code(&o) <= 1, "{cmd:?}: {}", stderr(&o));
+        assert!(
+            std::fs::read(t.db()).unwrap() == before,
+            "{cmd:?} changed the file"
+        );
+    }
+    // An empty file is not a ledger, and verifying it leaves it empty.
+    let empty = t.file("empty.redb", b"");
+    let o = run_cairn(&empty, &["verify"], None);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+    // A writer holds the ledger; readers in other processes read its committed state.
+    let mut holder = t.stream_ingest();
+    let mut stdin = holder.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"held\"}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let mut ack = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut ack)
+        .unwrap();
+    assert!(ack.contains("\"rid\""), "{ack}");
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let db = t.db();
+            std::thread::spawn(move || run_cairn(&db, &["--json", "stats"], None))
+        })
+        .collect();
+    for r in readers {
+        let o = r.join().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // It sees the line the writer acknowledged.
+        assert!(
+            v["streams"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["stream"] == "h"),
+            "{v}"
+        );
+    }
+    // A second writer is still refused.
+    assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 2);
+    drop(stdin);
+    assert!(holder.wait().unwrap().success());
+    assert_eq!(code(&t.cairn(&["verify"], None)), 0);
+}
+
+/// A writer killed mid-session leaves the file needing recovery: a read command says so and
+/// how to recover, changes nothing, and the next writer recovers it with nothing lost.
+#[test]
+fn a_ledger_left_by_a_crash_is_named_by_readers_and_recovered_by_the_next_writer() {
+    let t = Tmp::new();
+    let mut holder = t.stream_ingest();
+    let mut stdin = holder.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"acknowledged\"}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let mut ack = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut ack)
+        .unwrap();
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let before = std::fs::read(t.db()).unwrap();
+    let o = t.cairn(&["stats"], None);
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs recovery") && stderr(&o).contains("ingest /dev/null"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        std::fs::read(t.db()).unwrap() == before,
+        "the reader changed the file"
+    );
+    assert_eq!(code(&t.cairn(&["ingest", "/dev/null"], None)), 0);
+    let o = t.cairn(&["export"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("acknowledged"),
+        "the acknowledged line was kept"
+    );
+}
