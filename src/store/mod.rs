@@ -375,7 +375,7 @@ impl Ledger {
                 let format = meta.get("format")?.map(|g| g.value().to_vec());
                 // A ledger from before rules were versioned derived by version 1.
                 let written = meta.get("rules")?.map(|g| g.value().to_vec());
-                return match format.as_deref() {
+                match format.as_deref() {
                     Some([FORMAT_VERSION]) => match written.as_deref() {
                         None => Ok(Some(1)),
                         Some([v]) if (1..=DERIVED_RULES).contains(v) => Ok(Some(*v)),
@@ -404,7 +404,7 @@ impl Ledger {
                         },
                     }
                     .into()),
-                };
+                }
             }
             Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
             Err(e) => Err(e.into()),
