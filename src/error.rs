@@ -413,6 +413,20 @@ pub enum ScoreProblem {
         /// The score missing.
         field: &'static str,
     },
+    /// The answer names another request's id.
+    #[error("it answered {answer:?} to request {id}, whose id it does not carry; answers must come one per request, in order, with the request's id if they carry one")]
+    WrongId {
+        /// The line it answered.
+        answer: String,
+        /// The id of the request.
+        id: u64,
+    },
+    /// A line came before any request asked for it.
+    #[error("it wrote {answer:?}, which no request asked for; a scorer answers each request with exactly one line")]
+    Unasked {
+        /// The line it wrote.
+        answer: String,
+    },
     /// An earlier call panicked while holding the scorer.
     #[error("an earlier call panicked")]
     Poisoned,

@@ -746,3 +746,60 @@ fn help_names_the_record_kinds_and_the_demo_says_what_to_try_next() {
         assert!(code(&o) <= 1, "{line}: {}", stderr(&o));
     }
 }
+
+/// Issue 13, item 8: a timeout killed only the shell wrapper, an answer had no size cap, and
+/// answers were paired with requests by order alone, so one extra line moved every score.
+#[test]
+fn an_external_scorer_is_killed_whole_capped_and_kept_in_step() {
+    let t = Tmp::new();
+    let input = b"{\"claim\":\"a\",\"source\":\"b\"}\n{\"claim\":\"c\",\"source\":\"d\"}\n";
+    // A scorer that starts a child of its own and never answers: the timeout ends both.
+    let pid_file = t.dir.path().join("pid");
+    let slow = format!("sleep 600 & echo $! > {}; wait", pid_file.display());
+    let o = t.cairn(
+        &["score", "--scorer-cmd", &slow, "--scorer-timeout-ms", "500"],
+        Some(input),
+    );
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Gone, or a zombie waiting to be reaped: either way no longer running.
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit(") ").next().unwrap_or("").starts_with('Z'))
+        .unwrap_or(false);
+    assert!(!alive, "the scorer's own child {pid} outlived the timeout");
+    // An endless answer is cut at 1 MiB.
+    let o = t.cairn(&["score", "--scorer-cmd", "cat /dev/zero"], Some(input));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("an answer longer than"),
+        "{}",
+        stderr(&o)
+    );
+    // Two lines for one request: the extra line is named, not paired with the next claim.
+    let two = r#"while read l; do echo '{"entailment":0.9,"contradiction":0.05,"similarity":0.8}'; echo '{"entailment":0.1,"contradiction":0.9,"similarity":0.8}'; done"#;
+    let o = t.cairn(&["score", "--scorer-cmd", two], Some(input));
+    assert_eq!(code(&o), 2, "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("which no request asked for"),
+        "{}",
+        stderr(&o)
+    );
+    // An answer with another request's id is refused; one echoing the right id is used.
+    let wrong = r#"while read l; do echo '{"id":7,"entailment":0.9,"contradiction":0.05,"similarity":0.8}'; done"#;
+    let o = t.cairn(&["score", "--scorer-cmd", wrong], Some(input));
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("to request 1"), "{}", stderr(&o));
+    let echo = r#"python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    print(json.dumps({"id": r["id"], "entailment": 0.9, "contradiction": 0.05, "similarity": 0.8}), flush=True)
+'"#;
+    let o = t.cairn(&["score", "--scorer-cmd", echo], Some(input));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 2);
+}
