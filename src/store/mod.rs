@@ -193,6 +193,19 @@ fn open_error(path: &Path, e: DatabaseError) -> crate::error::Error {
     }
 }
 
+/// A directory is never a ledger, whichever way it is opened.
+fn not_a_directory(path: &Path) -> Result<()> {
+    if path.is_dir() {
+        return Err(ErrorKind::NotALedger {
+            path: path.to_path_buf(),
+            expected: FORMAT_VERSION,
+            detail: "it is a directory".into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 impl Ledger {
     /// Opens the ledger at `path`, creating it if it does not exist.
     ///
@@ -213,14 +226,7 @@ impl Ledger {
     }
 
     fn open_with(path: &Path, check: bool) -> Result<Ledger> {
-        if path.is_dir() {
-            return Err(ErrorKind::NotALedger {
-                path: path.to_path_buf(),
-                expected: FORMAT_VERSION,
-                detail: "it is a directory".into(),
-            }
-            .into());
-        }
+        not_a_directory(path)?;
         if !path.exists() {
             Ledger::create_atomically(path)?;
         }
@@ -239,14 +245,7 @@ impl Ledger {
     /// refused ([`ErrorKind::NeedsRecovery`]): the next open for writing recovers it.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger> {
         let path = path.as_ref();
-        if path.is_dir() {
-            return Err(ErrorKind::NotALedger {
-                path: path.to_path_buf(),
-                expected: FORMAT_VERSION,
-                detail: "it is a directory".into(),
-            }
-            .into());
-        }
+        not_a_directory(path)?;
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
             .set_concurrency_mode(SHARING)

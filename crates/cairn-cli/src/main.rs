@@ -395,27 +395,28 @@ fn run(cli: &Cli) -> Outcome {
     }
 }
 
-/// Opens a ledger that must already exist.
+/// A ledger the command reads or appends to must already exist: only `ingest` and `demo`
+/// create one.
+fn must_exist(path: &Path) -> Result<(), Failure> {
+    if path.exists() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
+        path.display()
+    )))
+}
+
 /// Opens an existing ledger read-only, for the commands that only read: nothing in the file
 /// changes, a read-only file opens, and many readers may run beside the one writer.
 pub fn open_reader(path: &Path) -> Result<Ledger, Failure> {
-    if !path.exists() {
-        return Err(Failure::usage(format!(
-            "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
-            path.display()
-        )));
-    }
+    must_exist(path)?;
     Ok(Ledger::open_read_only(path)?)
 }
 
 /// Opens an existing ledger for writing (`pin`, `reground`, `checkpoint --key`).
 pub fn open_existing(path: &Path) -> Result<Ledger, Failure> {
-    if !path.exists() {
-        return Err(Failure::usage(format!(
-            "there is no ledger at {}; ingest into it first, or point --db or $CAIRN_DB at one",
-            path.display()
-        )));
-    }
+    must_exist(path)?;
     Ok(Ledger::open(path)?)
 }
 

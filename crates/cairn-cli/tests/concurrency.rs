@@ -97,16 +97,7 @@ fn a_second_process_finds_the_ledger_locked() {
     let f = t.file("a.jsonl", LIBFOO.as_bytes());
     assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
     // A writer that holds the ledger open, waiting on its standard input.
-    let mut holder = t.stream_ingest();
-    // Once it acknowledges a line, it certainly holds the ledger open.
-    let mut stdin = holder.stdin.take().unwrap();
-    stdin.write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"held\"}\n").unwrap();
-    stdin.flush().unwrap();
-    let mut ack = String::new();
-    std::io::BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut ack)
-        .unwrap();
-    assert!(ack.contains("\"rid\""), "{ack}");
+    let (mut holder, stdin) = hold_writer(&t, "held");
     let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
@@ -152,17 +143,7 @@ fn read_commands_change_nothing_and_read_beside_a_writer() {
     assert_eq!(code(&o), 3, "{}", stderr(&o));
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
     // A writer holds the ledger; readers in other processes read its committed state.
-    let mut holder = t.stream_ingest();
-    let mut stdin = holder.stdin.take().unwrap();
-    stdin
-        .write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"held\"}\n")
-        .unwrap();
-    stdin.flush().unwrap();
-    let mut ack = String::new();
-    std::io::BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut ack)
-        .unwrap();
-    assert!(ack.contains("\"rid\""), "{ack}");
+    let (mut holder, stdin) = hold_writer(&t, "held");
     let readers: Vec<_> = (0..3)
         .map(|_| {
             let db = t.db();
@@ -195,16 +176,7 @@ fn read_commands_change_nothing_and_read_beside_a_writer() {
 #[test]
 fn a_ledger_left_by_a_crash_is_named_by_readers_and_recovered_by_the_next_writer() {
     let t = Tmp::new();
-    let mut holder = t.stream_ingest();
-    let mut stdin = holder.stdin.take().unwrap();
-    stdin
-        .write_all(b"{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":\"acknowledged\"}\n")
-        .unwrap();
-    stdin.flush().unwrap();
-    let mut ack = String::new();
-    std::io::BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut ack)
-        .unwrap();
+    let (mut holder, _stdin) = hold_writer(&t, "acknowledged");
     holder.kill().unwrap();
     holder.wait().unwrap();
     let before = std::fs::read(t.db()).unwrap();
@@ -226,4 +198,22 @@ fn a_ledger_left_by_a_crash_is_named_by_readers_and_recovered_by_the_next_writer
         stdout(&o).contains("acknowledged"),
         "the acknowledged line was kept"
     );
+}
+
+/// Starts `cairn ingest -` and feeds it one span line of stream `h`; returns once the line is
+/// acknowledged, so the writer certainly holds the ledger open, with its standard input.
+fn hold_writer(t: &Tmp, text: &str) -> (std::process::Child, std::process::ChildStdin) {
+    let mut holder = t.stream_ingest();
+    let mut stdin = holder.stdin.take().unwrap();
+    let line = format!(
+        "{{\"kind\":\"span\",\"stream\":\"h\",\"turn\":1,\"role\":\"user\",\"text\":{text:?}}}\n"
+    );
+    stdin.write_all(line.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut ack = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut ack)
+        .unwrap();
+    assert!(ack.contains("\"rid\""), "{ack}");
+    (holder, stdin)
 }
