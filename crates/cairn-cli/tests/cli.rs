@@ -2,6 +2,7 @@
 
 use crate::util::*;
 use serde_json::Value;
+use std::io::Write;
 
 fn ingest_ok(t: &Tmp, content: &str) -> Vec<Value> {
     let f = t.file("in.jsonl", content.as_bytes());
@@ -781,7 +782,31 @@ fn an_external_scorer_is_killed_whole_capped_and_kept_in_step() {
     );
     // Two lines for one request: the extra line is named, not paired with the next claim.
     let two = r#"while read l; do echo '{"entailment":0.9,"contradiction":0.05,"similarity":0.8}'; echo '{"entailment":0.1,"contradiction":0.9,"similarity":0.8}'; done"#;
-    let o = t.cairn(&["score", "--scorer-cmd", two], Some(input));
+    // The second request follows the first after a pause, as an agent's would: by then the
+    // stray line has arrived. (A scorer without ids that answers late is caught only by the
+    // id check; SPEC 9.2.)
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "--db",
+            t.db().to_str().unwrap(),
+            "score",
+            "--scorer-cmd",
+            two,
+        ])
+        .env_remove("CAIRN_DB")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut requests = child.stdin.take().unwrap();
+    let mut lines = input.split_inclusive(|b| *b == b'\n');
+    requests.write_all(lines.next().unwrap()).unwrap();
+    requests.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    requests.write_all(lines.next().unwrap()).unwrap();
+    drop(requests);
+    let o = child.wait_with_output().unwrap();
     assert_eq!(code(&o), 2, "{}", stdout(&o));
     assert!(
         stderr(&o).contains("which no request asked for"),
