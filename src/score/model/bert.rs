@@ -2,7 +2,7 @@
 //! candle lacks (Hugging Face's `BertForSequenceClassification`: the first token's final hidden
 //! state through `bert.pooler.dense` and tanh, then `classifier`).
 
-use super::load_err;
+use super::{config_as, mismatch};
 use crate::score::ScoreError;
 use candle_core::{Module, Tensor};
 use candle_nn::{linear, Linear, VarBuilder};
@@ -23,22 +23,16 @@ impl Classifier {
         config: &Value,
         vb: VarBuilder,
     ) -> Result<Classifier, ScoreError> {
-        let c: Config = serde_json::from_value(config.clone())
-            .map_err(|e| load_err(dir, format!("config.json is not a BERT config: {e}")))?;
+        let c: Config = config_as(dir, config, "BERT")?;
         let labels = config
             .get("id2label")
             .and_then(Value::as_object)
             .map_or(0, |m| m.len());
-        let weights = |e: candle_core::Error| {
-            load_err(
-                dir,
-                format!("model.safetensors does not match config.json: {e}"),
-            )
-        };
-        let bert = BertModel::load(vb.clone(), &c).map_err(weights)?;
+        let weights = mismatch(dir);
+        let bert = BertModel::load(vb.clone(), &c).map_err(&weights)?;
         let h = c.hidden_size;
-        let pooler = linear(h, h, vb.pp("bert.pooler.dense")).map_err(weights)?;
-        let classifier = linear(h, labels, vb.pp("classifier")).map_err(weights)?;
+        let pooler = linear(h, h, vb.pp("bert.pooler.dense")).map_err(&weights)?;
+        let classifier = linear(h, labels, vb.pp("classifier")).map_err(&weights)?;
         Ok(Classifier {
             bert,
             pooler,

@@ -2,7 +2,7 @@
 //! layer (`conv_kernel_size` > 0, in DeBERTa-v2 xlarge and xxlarge) unwritten and panics on
 //! it, so such a config is refused here, before loading; DeBERTa-v3 models have no such layer.
 
-use super::load_err;
+use super::{config_as, load_err, mismatch};
 use crate::score::ScoreError;
 use candle_core::{DType, Tensor};
 use candle_nn::VarBuilder;
@@ -23,8 +23,7 @@ impl Classifier {
         config: &Value,
         vb: VarBuilder,
     ) -> Result<Classifier, ScoreError> {
-        let c: Config = serde_json::from_value(config.clone())
-            .map_err(|e| load_err(dir, format!("config.json is not a DeBERTa-v2 config: {e}")))?;
+        let c: Config = config_as(dir, config, "DeBERTa-v2")?;
         if let Some(k) = c.conv_kernel_size.filter(|k| *k > 0) {
             return Err(load_err(
                 dir,
@@ -40,13 +39,8 @@ impl Classifier {
                 "config.json lacks pooler_hidden_size, pooler_dropout or pooler_hidden_act, which a DeBERTa sequence classifier has",
             ));
         }
-        let model =
-            DebertaV2SeqClassificationModel::load(vb.pp("deberta"), &c, None).map_err(|e| {
-                load_err(
-                    dir,
-                    format!("model.safetensors does not match config.json: {e}"),
-                )
-            })?;
+        let model = DebertaV2SeqClassificationModel::load(vb.pp("deberta"), &c, None)
+            .map_err(mismatch(dir))?;
         Ok(Classifier {
             model,
             typed: c.type_vocab_size > 0,

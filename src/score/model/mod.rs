@@ -67,6 +67,26 @@ fn load_err(dir: &Path, reason: impl Into<String>) -> ScoreError {
     ScoreError::new("model", problem)
 }
 
+/// config.json read as an architecture's config (`what` names it in the error).
+fn config_as<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    config: &Value,
+    what: &str,
+) -> Result<T, ScoreError> {
+    serde_json::from_value(config.clone())
+        .map_err(|e| load_err(dir, format!("config.json is not a {what} config: {e}")))
+}
+
+/// Weights that the config does not describe.
+fn mismatch(dir: &Path) -> impl Fn(candle_core::Error) -> ScoreError + '_ {
+    move |e| {
+        load_err(
+            dir,
+            format!("model.safetensors does not match config.json: {e}"),
+        )
+    }
+}
+
 fn read(dir: &Path, name: &str) -> Result<Vec<u8>, ScoreError> {
     std::fs::read(dir.join(name)).map_err(|e| {
         load_err(
@@ -213,12 +233,12 @@ impl Model {
         })
     }
 
-    /// The source's windows that fit beside the claim: the whole source when it fits,
-    /// otherwise overlapping runs of its tokens, cut at token boundaries.
-    fn windows<'s>(&self, claim: &str, source: &'s str) -> Result<Vec<&'s str>, ScoreError> {
+    /// The (source window, claim) pairs to run: the whole pair when it fits the model,
+    /// otherwise overlapping runs of the source's tokens, cut at token boundaries.
+    fn encodings(&self, claim: &str, source: &str) -> Result<Vec<Encoded>, ScoreError> {
         let whole = self.encode(source, claim)?;
         if whole.ids.len() <= self.max_len {
-            return Ok(vec![source]);
+            return Ok(vec![whole]);
         }
         let alone = |text: &str| {
             self.tokenizer
@@ -240,7 +260,7 @@ impl Model {
         while start < offsets.len() {
             let end = (start + room).min(offsets.len());
             let (a, b) = (offsets[start].0, offsets[end - 1].1);
-            windows.push(source.get(a..b).unwrap_or(source));
+            windows.push(self.encode(source.get(a..b).unwrap_or(source), claim)?);
             if end == offsets.len() {
                 break;
             }
@@ -322,15 +342,14 @@ impl Scorer for Model {
     }
 
     fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        let keys: Vec<[u8; 32]> = pairs.iter().map(|(c, s)| Model::key(c, s)).collect();
         let mut out: Vec<Option<Scores>> = Vec::with_capacity(pairs.len());
         // The windows of every pair not already scored, each with the pair it belongs to.
         let mut todo: Vec<(usize, Encoded)> = Vec::new();
         for (i, (claim, source)) in pairs.iter().enumerate() {
-            let known = self.remembered(&Model::key(claim, source));
+            let known = self.remembered(&keys[i]);
             if known.is_none() {
-                for w in self.windows(claim, source)? {
-                    todo.push((i, self.encode(w, claim)?));
-                }
+                todo.extend(self.encodings(claim, source)?.into_iter().map(|e| (i, e)));
             }
             out.push(known);
         }
@@ -358,7 +377,7 @@ impl Scorer for Model {
                         contradiction,
                         similarity,
                     };
-                    self.remember(Model::key(claim, source), s);
+                    self.remember(keys[i], s);
                     s
                 }
             };
