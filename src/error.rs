@@ -75,6 +75,10 @@ pub enum ErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// A summary, action, verdict or reground handed to `Batch::append`: those enter the
+    /// ledger only through the gates and re-grounding.
+    #[error("{}", ungated(*.0))]
+    Ungated(Kind),
     /// A record breaks a rule of canonical form that canonicalising cannot mend.
     #[error("the {kind} record is invalid: {reason}; fix the record and append it again")]
     Invalid {
@@ -187,6 +191,18 @@ pub enum ErrorKind {
         /// The OS error.
         source: std::io::Error,
     },
+}
+
+fn ungated(kind: Kind) -> String {
+    let way = match kind {
+        Kind::Summary => "propose it with Gatekeeper::propose_summary, which appends it with its verdict",
+        Kind::Action => "propose it with Gatekeeper::propose_action, which appends it with its verdict",
+        Kind::Verdict => "verdicts are written only by the gates; propose the summary or action and its verdict is appended",
+        _ => "regrounds are written only by re-grounding; call Gatekeeper::reground on the claim",
+    };
+    format!(
+        "a {kind} cannot be appended directly, because the ledger is gated by construction: {way}"
+    )
 }
 
 fn wrong_kind(rid: &Rid, want: Kind, found: Option<Kind>) -> String {

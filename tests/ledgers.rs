@@ -97,9 +97,13 @@ fn a_new_ledger_derives_by_the_current_rules() {
     let said = b
         .append(span("fresh", 1, "keep the cache at 512 MB"))
         .unwrap();
-    let s = b
-        .append(summary("fresh", None, Author::SelfAuthored, vec![], vec![]))
-        .unwrap();
+    let s = Gatekeeper::default()
+        .propose_summary(
+            &mut b,
+            summary("fresh", None, Author::SelfAuthored, vec![], vec![]),
+        )
+        .unwrap()
+        .subject;
     assert_eq!(b.facts(&s.rid).unwrap().unwrap().depth, Some(0));
     assert!(said.new);
     b.append(span("fresh", 2, PREFERS)).unwrap();

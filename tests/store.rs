@@ -1,6 +1,7 @@
 //! The store: append-only, idempotent, link checks, write-once pins, derived facts, verify.
 
 use crate::util::{claim, pin, span, summary, tables, tamper, verdict, Tmp};
+use cairn::gate::Gatekeeper;
 use cairn::record::*;
 use cairn::{ErrorKind, Ledger, Read};
 use proptest::prelude::*;
@@ -41,11 +42,15 @@ fn links_must_name_existing_records_of_the_right_kind_and_stream() {
             .contains("is a pin, but `witnesses` must name a span or claim"),
         "{pin_witness}"
     );
-    let claim_cover = b
-        .append(Summary {
-            covers: vec![c],
-            ..summary("s1", None, Author::SelfAuthored, vec![], vec![])
-        })
+    let gate = Gatekeeper::default();
+    let claim_cover = gate
+        .propose_summary(
+            &mut b,
+            Summary {
+                covers: vec![c],
+                ..summary("s1", None, Author::SelfAuthored, vec![], vec![])
+            },
+        )
         .unwrap_err();
     assert!(
         claim_cover
@@ -53,8 +58,11 @@ fn links_must_name_existing_records_of_the_right_kind_and_stream() {
             .contains("`covers` must name a span"),
         "{claim_cover}"
     );
-    let other_stream = b
-        .append(summary("s1", None, Author::SelfAuthored, vec![s2], vec![]))
+    let other_stream = gate
+        .propose_summary(
+            &mut b,
+            summary("s1", None, Author::SelfAuthored, vec![s2], vec![]),
+        )
         .unwrap_err();
     assert!(
         other_stream.to_string().contains("belongs to stream s2"),
@@ -153,15 +161,29 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     let ledger = Ledger::in_memory().unwrap();
     let mut b = ledger.batch().unwrap();
     // A summary becomes the head, and its evictions apply, only through an admitted verdict.
-    fn admit(b: &mut cairn::Batch, s: Summary) -> Rid {
-        let rid = b.append(s).unwrap().rid;
-        b.append(verdict(rid, true)).unwrap();
-        rid
-    }
+    let gate = Gatekeeper::default();
+    let admit = |b: &mut cairn::Batch, s: Summary| -> Rid {
+        let o = gate.propose_summary(b, s).unwrap();
+        assert!(o.admitted, "{:?}", o.findings);
+        o.subject.rid
+    };
+    let text = [
+        "the deploy script lives in tools/ship.sh",
+        "lunch is booked for noon on Friday",
+        "the printer on floor two is out of toner",
+        "Maria reviews the release notes",
+        "the wiki moved to a new host",
+        "backups run nightly at 02:00",
+    ];
     let spans: Vec<Rid> = (0..6)
-        .map(|i| b.append(span("s1", i, &format!("t{i}"))).unwrap().rid)
+        .map(|i| b.append(span("s1", i, text[i as usize])).unwrap().rid)
         .collect();
-    let c = b.append(claim("s1", "c", vec![spans[0]])).unwrap().rid;
+    // Not actionable, so carrying it across summaries is no laundering-rate matter.
+    let c = Claim {
+        actionable: false,
+        ..claim("s1", text[0], vec![spans[0]])
+    };
+    let c = b.append(c).unwrap().rid;
     let s1 = admit(
         &mut b,
         summary(
@@ -216,26 +238,35 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
         (6, 4, 2, 5, Some(s5))
     );
     assert_eq!(snap.evicted_by(&spans[1]).unwrap(), Some(s1));
-    assert_eq!(snap.dependents(&c).unwrap().len(), 5);
+    // Five summaries carry it, and each of their verdicts names it.
+    assert_eq!(snap.dependents(&c).unwrap().len(), 10);
     b.commit().unwrap();
 
     // A refused summary changes neither the head nor the window, and is judged once.
     let mut b = ledger.batch().unwrap();
-    let refused = b
-        .append(summary(
-            "s1",
-            Some(s5),
-            Author::SelfAuthored,
-            vec![spans[4]],
-            vec![],
-        ))
+    let floating = b
+        .append(claim("s1", "node 4 was wiped", vec![]))
         .unwrap()
         .rid;
-    b.append(verdict(refused, false)).unwrap();
-    let again = b.append(verdict(refused, true)).unwrap_err();
+    let proposal = summary(
+        "s1",
+        Some(s5),
+        Author::SelfAuthored,
+        vec![spans[4]],
+        vec![floating],
+    );
+    let first = gate.propose_summary(&mut b, proposal.clone()).unwrap();
+    assert!(!first.admitted, "an unanchored claim refuses it");
+    let refused = first.subject.rid;
+    let again = gate.propose_summary(&mut b, proposal).unwrap();
+    assert_eq!((again.verdict, again.admitted), (first.verdict, false));
+    // Nothing but the gates writes a verdict, so no second verdict can be forged.
+    let forged = b.append(verdict(refused, true)).unwrap_err();
     assert!(
-        again.to_string().contains("already has a verdict"),
-        "{again}"
+        forged
+            .to_string()
+            .contains("verdicts are written only by the gates"),
+        "{forged}"
     );
     b.commit().unwrap();
     let snap = ledger.snapshot().unwrap();
@@ -445,4 +476,58 @@ fn a_read_only_ledger_reads_and_refuses_writes() {
     let none = dir.path().join("none.redb");
     assert!(cairn::Ledger::open_read_only(&none).is_err());
     assert!(!none.exists());
+}
+
+#[test]
+fn summaries_actions_verdicts_and_regrounds_enter_only_through_the_gates() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let said = b
+        .append(span("s1", 1, "we are still on libfoo 2.3.1"))
+        .unwrap();
+    let invented = b
+        .append(claim("s1", "libfoo was upgraded to 2.4.0", vec![said.rid]))
+        .unwrap()
+        .rid;
+    let before = b.len().unwrap();
+    let ungated = summary("s1", None, Author::SelfAuthored, vec![], vec![invented]);
+    let action = Action {
+        stream: "s1".into(),
+        text: "rm -rf build".into(),
+        irreversible: true,
+        relies_on: vec![],
+    };
+    let attempts: Vec<(Record, &str)> = vec![
+        (ungated.clone().into(), "Gatekeeper::propose_summary"),
+        (action.into(), "Gatekeeper::propose_action"),
+        (
+            verdict(Rid([1; 32]), true).into(),
+            "verdicts are written only by the gates",
+        ),
+        (
+            Reground {
+                claim: invented,
+                spans: vec![],
+                score: 10_000,
+            }
+            .into(),
+            "Gatekeeper::reground",
+        ),
+    ];
+    for (record, way) in attempts {
+        let e = b.append(record.clone()).unwrap_err();
+        assert!(e.to_string().contains(way), "{e}");
+        let e = b.append_bytes(&encode(&record)).unwrap_err();
+        assert!(e.to_string().contains("gated by construction"), "{e}");
+    }
+    assert_eq!(b.len().unwrap(), before, "a refused record writes nothing");
+    assert_eq!(b.head("s1").unwrap(), None);
+    assert_eq!(b.status(&invented).unwrap(), None, "no verdict, no status");
+
+    // Near miss: the same summary through the gate is appended, with its verdict, and refused.
+    let o = Gatekeeper::default()
+        .propose_summary(&mut b, ungated)
+        .unwrap();
+    assert!(!o.admitted, "{:?}", o.findings);
+    assert_eq!(b.len().unwrap(), before + 2);
 }

@@ -151,7 +151,7 @@ impl Gatekeeper {
         } else {
             Vec::new()
         };
-        let subject = batch.append(summary.clone())?;
+        let subject = batch.append_any(summary.clone().into())?;
         if let Some(v) = batch.verdict_of(&subject.rid)? {
             return recorded(batch, subject, v, regrounded);
         }
@@ -183,7 +183,7 @@ impl Gatekeeper {
     /// Appends an action, gates it with `irreversible-unverified` and `prohibited-action`, and
     /// appends its verdict.
     pub fn propose_action(&self, batch: &mut Batch, action: Action) -> Result<Outcome> {
-        let subject = batch.append(action.clone())?;
+        let subject = batch.append_any(action.clone().into())?;
         if let Some(v) = batch.verdict_of(&subject.rid)? {
             return recorded(batch, subject, v, Vec::new());
         }
@@ -200,7 +200,7 @@ impl Gatekeeper {
         self_score: Option<u16>,
     ) -> Result<Outcome> {
         let admitted = !judged.findings.iter().any(|f| f.gate.refuses());
-        let verdict = batch.append(Verdict {
+        let verdict = batch.append_any(Record::Verdict(Verdict {
             subject: subject.rid,
             admitted,
             findings: judged.findings.clone(),
@@ -208,7 +208,7 @@ impl Gatekeeper {
             self_score,
             anchored_score: judged.anchored.map(unit),
             policy: self.policy.hash(self.scorer.id()),
-        })?;
+        }))?;
         Ok(Outcome {
             subject,
             verdict: verdict.rid,

@@ -5,7 +5,7 @@ use super::rules::{self, quote};
 use super::view::View;
 use super::{unit, Gatekeeper, RegroundOutcome};
 use crate::error::{not_a, Result};
-use crate::record::{Kind, Reground, Rid};
+use crate::record::{Kind, Record, Reground, Rid};
 use crate::store::{Batch, Read};
 
 impl Gatekeeper {
@@ -70,11 +70,11 @@ impl Gatekeeper {
             };
             return Ok(RegroundOutcome::NotEntailed { best, reason });
         }
-        let appended = batch.append(Reground {
+        let appended = batch.append_any(Record::Reground(Reground {
             claim,
             spans: entailing,
             score: unit(best),
-        })?;
+        }))?;
         Ok(RegroundOutcome::Regrounded(appended))
     }
 }

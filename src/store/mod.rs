@@ -526,7 +526,7 @@ impl Ledger {
         let mut batch = past.batch()?;
         for i in 0..n {
             if let Some((_, record)) = snap.record_at(i)? {
-                batch.append(record)?;
+                batch.append_any(record)?;
             }
         }
         batch.commit()?;
@@ -597,8 +597,27 @@ impl Batch {
     /// assert_eq!(ledger.len()?, 1);
     /// # Ok(()) }
     /// ```
+    ///
+    /// Summaries and actions enter only through the gates
+    /// ([`crate::gate::Gatekeeper::propose_summary`] and `propose_action`), which append them
+    /// with their verdict; verdicts and regrounds are written only by the gates and by
+    /// re-grounding. Handed any of those four kinds, `append` refuses and writes nothing.
     pub fn append(&mut self, record: impl Into<Record>) -> Result<Appended> {
-        let mut record = record.into();
+        let record = record.into();
+        let kind = record.kind();
+        if matches!(
+            kind,
+            Kind::Summary | Kind::Action | Kind::Verdict | Kind::Reground
+        ) {
+            return Err(ErrorKind::Ungated(kind).into());
+        }
+        self.append_any(record)
+    }
+
+    /// Appends a record of any kind: only the gates, re-grounding, and the replays of records
+    /// already judged (verify's rebuild, `as_of`) call it.
+    pub(crate) fn append_any(&mut self, record: Record) -> Result<Appended> {
+        let mut record = record;
         record.canonicalize();
         if let Some(reason) = record.canonical_violation() {
             let kind = record.kind();

@@ -73,7 +73,7 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
     let rebuilt = Ledger::in_memory_with(ledger.rules)?;
     let mut batch = rebuilt.batch()?;
     for (index, (rid, record)) in records.into_iter().enumerate() {
-        match batch.append(record) {
+        match batch.append_any(record) {
             Ok(a) if a.new && a.index == index as u64 => {}
             Ok(a) => report.add(
                 Some(rid),

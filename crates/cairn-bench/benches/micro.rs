@@ -40,8 +40,9 @@ fn benches(c: &mut Criterion) {
             b.iter(|| {
                 let ledger = Ledger::in_memory().expect("ledger");
                 let mut batch = ledger.batch().expect("batch");
+                let gate = Gatekeeper::default();
                 for r in records.iter().take(1_000) {
-                    batch.append(r.clone()).expect("append");
+                    cairn_bench::append(&mut batch, &gate, r).expect("append");
                 }
                 batch.commit().expect("commit");
             })

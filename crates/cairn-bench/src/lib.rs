@@ -6,10 +6,25 @@
 //!
 //! The same seed always gives the same records, so two stores can be fed the same workload.
 
+use cairn::gate::Gatekeeper;
 use cairn::record::{
     encode, Author, Claim, Judgement, Kind, Origin, Pin, PinClass, PinItem, Record, Relation, Rid,
     Role, Span, Summary,
 };
+
+/// Appends a workload record the way its kind enters a ledger: a summary or action through
+/// the gates (which append its verdict as well), any other kind directly.
+pub fn append(
+    batch: &mut cairn::Batch,
+    gate: &Gatekeeper,
+    record: &Record,
+) -> cairn::Result<cairn::Appended> {
+    match record {
+        Record::Summary(s) => Ok(gate.propose_summary(batch, s.clone())?.subject),
+        Record::Action(a) => Ok(gate.propose_action(batch, a.clone())?.subject),
+        other => batch.append(other.clone()),
+    }
+}
 
 /// A small, fast, deterministic generator (xorshift64*).
 #[derive(Debug, Clone)]

@@ -76,13 +76,16 @@ fn a_record_with_too_many_links_names_max_links() {
     let relies_on: Vec<Rid> = (0..=cairn::MAX_LINKS as u32)
         .map(|i| Rid(blake3::hash(&i.to_le_bytes()).into()))
         .collect();
-    let e = b
-        .append(Action {
-            stream: "s".into(),
-            text: "x".into(),
-            irreversible: false,
-            relies_on,
-        })
+    let e = cairn::gate::Gatekeeper::default()
+        .propose_action(
+            &mut b,
+            Action {
+                stream: "s".into(),
+                text: "x".into(),
+                irreversible: false,
+                relies_on,
+            },
+        )
         .unwrap_err();
     assert!(
         e.to_string()

@@ -1,8 +1,10 @@
 //! Forensic replay: why, replay, as-of, graph export, the HTML report and the examples.
 
 use crate::util::*;
-use cairn::record::{Author, Span, Summary, Verdict};
+use cairn::gate::Gatekeeper;
+use cairn::record::{Author, Claim, Origin, Pin, PinClass, PinItem, Rid, Role, Span, Summary};
 use cairn::Ledger;
+use cairn::Read;
 use serde_json::Value;
 use std::process::Command;
 
@@ -137,63 +139,74 @@ fn replay_goes_boundary_by_boundary_in_one_json_document() {
 }
 
 /// A batch on a fresh ledger holding one span of stream "s".
-fn one_span_batch(ledger: &Ledger) -> cairn::Batch {
+/// A batch on stream "s" holding one pinned prohibition and a claim that restates it, so
+/// every boundary that keeps the claim is admitted with an anchored score.
+fn pinned_batch(ledger: &Ledger) -> (cairn::Batch, Rid) {
     let mut b = ledger.batch().unwrap();
-    b.append(Span {
-        stream: "s".into(),
-        turn: 1,
-        role: cairn::record::Role::User,
-        tool: None,
-        text: "x".into(),
-    })
-    .unwrap();
-    b
-}
-
-/// Appends an admitted boundary of stream "s" with its self-reported and anchored scores.
-fn admitted_boundary(
-    b: &mut cairn::Batch,
-    parent: Option<cairn::record::Rid>,
-    budget: u64,
-    (own, anchored): (u16, u16),
-) -> cairn::record::Rid {
-    let s = b
-        .append(Summary {
+    let text = "never run DROP TABLE on the production users table";
+    let said = b
+        .append(Span {
             stream: "s".into(),
-            parent,
-            author: Author::Separate,
-            budget,
-            covers: vec![],
-            evicts: vec![],
-            claims: vec![],
-            self_score: Some(own),
-            reground: false,
+            turn: 1,
+            role: Role::User,
+            tool: None,
+            text: text.into(),
         })
         .unwrap()
         .rid;
-    b.append(Verdict {
-        subject: s,
-        admitted: true,
-        findings: vec![],
-        claims: vec![],
-        self_score: Some(own),
-        anchored_score: Some(anchored),
-        policy: [0; 32],
+    b.append(Pin {
+        stream: "s".into(),
+        name: "constraints".into(),
+        items: vec![PinItem {
+            class: PinClass::Prohibition,
+            text: text.into(),
+            witness: Some(said),
+        }],
     })
     .unwrap();
-    s
+    let claim = b
+        .append(Claim {
+            stream: "s".into(),
+            text: text.into(),
+            origin: Origin::UserSaid,
+            witnesses: vec![said],
+            actionable: false,
+        })
+        .unwrap()
+        .rid;
+    (b, claim)
+}
+
+/// Proposes a boundary of stream "s" that keeps `claim`, with its self-reported score, and
+/// returns it with the anchored score the gate gave it.
+fn admitted_boundary(b: &mut cairn::Batch, claim: Rid, budget: u64, own: u16) -> (Rid, f64) {
+    let o = Gatekeeper::default()
+        .propose_summary(
+            b,
+            Summary {
+                stream: "s".into(),
+                parent: b.head("s").unwrap(),
+                author: Author::Separate,
+                budget,
+                covers: vec![],
+                evicts: vec![],
+                claims: vec![claim],
+                self_score: Some(own),
+                reground: false,
+            },
+        )
+        .unwrap();
+    assert!(o.admitted, "{:?}", o.findings);
+    (o.subject.rid, o.anchored_score.expect("an anchored score"))
 }
 
 #[test]
 fn replay_warns_when_the_gap_between_scores_grows() {
     let ledger = Ledger::in_memory().unwrap();
-    let mut b = one_span_batch(&ledger);
-    let mut parent = None;
-    for (i, scores) in [(8500, 10_000), (8800, 9500), (9100, 9000), (9400, 8300)]
-        .into_iter()
-        .enumerate()
-    {
-        parent = Some(admitted_boundary(&mut b, parent, 1000 + i as u64, scores));
+    let (mut b, claim) = pinned_batch(&ledger);
+    for (i, own) in [8500, 8800, 9100, 9400].into_iter().enumerate() {
+        let (_, anchored) = admitted_boundary(&mut b, claim, 1000 + i as u64, own);
+        assert_eq!(anchored, 1.0, "the pinned prohibition is kept");
         if i == 1 {
             // Near miss: one growing step is not yet a trend.
             assert!(cairn::replay::replay(&b, "s")
@@ -208,12 +221,9 @@ fn replay_warns_when_the_gap_between_scores_grows() {
     assert!(w.contains("grew over the last three boundaries"), "{w}");
     // A shrinking gap is not reported.
     let ledger = Ledger::in_memory().unwrap();
-    let mut b = one_span_batch(&ledger);
-    for (i, scores) in [(9400, 8300), (9100, 9000), (8800, 9500)]
-        .into_iter()
-        .enumerate()
-    {
-        admitted_boundary(&mut b, None, 1000 + i as u64, scores);
+    let (mut b, claim) = pinned_batch(&ledger);
+    for (i, own) in [9400, 9100, 8800].into_iter().enumerate() {
+        admitted_boundary(&mut b, claim, 1000 + i as u64, own);
     }
     assert!(cairn::replay::replay(&b, "s")
         .unwrap()
