@@ -93,8 +93,10 @@ pub struct Node {
     pub detail: String,
     /// For a claim: its status; for a span: "raw" or "evicted by summary N".
     pub status: String,
-    /// What it rests on.
-    pub children: Vec<Node>,
+    /// How far below the root it hangs: the root is at depth 0.
+    pub depth: usize,
+    /// The position in [`Why::nodes`] of the node it rests under; `None` for the root.
+    pub parent: Option<usize>,
     /// Set when the node was already shown higher in the tree.
     pub repeated: bool,
 }
@@ -115,11 +117,20 @@ pub struct Loss {
 /// A claim's derivation and where its provenance was lost.
 #[derive(Debug, Clone)]
 pub struct Why {
-    /// The tree, rooted at the claim.
-    pub root: Node,
+    /// The tree in preorder, flat: the claim first, then each node before what it rests on,
+    /// each with its depth and parent. Flat, so a chain 100,000 claims deep costs memory in
+    /// proportion to its length and no recursion to walk.
+    pub nodes: Vec<Node>,
     /// Every loss found, earliest first.
     pub losses: Vec<Loss>,
 }
+
+/// How deep the nested `tree` of `why --json` and the indentation of `why`'s text go; deeper
+/// nodes are in `nodes` and in the text, marked with their depth (SPEC.md section 10.1).
+pub const SHOWN_DEPTH: usize = 48;
+
+/// A node and what it rests on, each with the hop that reaches it.
+pub(crate) type Expanded = (Node, Vec<(Rid, Hop)>);
 
 /// Boundaries (admitted or refused summaries) of a stream, in log order, numbered from 1.
 fn boundaries<R: Read>(read: &R, stream: &str) -> Result<Vec<(Rid, u64, Summary)>> {
@@ -241,30 +252,54 @@ impl<'a, R: Read> Walker<'a, R> {
 
     /// The raw spans reachable from a claim through witnesses, each once (as the gate's
     /// ancestry finds them), from the records already read; remembered per claim, since the
-    /// claims of one tree share their ancestors.
+    /// claims of one tree share their ancestors. Walked with a stack, not recursion, so a
+    /// chain of any depth is safe: a claim's witnesses are done before the claim.
     fn raw_ancestors(&mut self, claim: Rid) -> Result<Rc<Vec<Rid>>> {
-        if let Some(hit) = self.ancestors.get(&claim) {
-            return Ok(Rc::clone(hit));
-        }
-        // Mark the claim first, so a claim reached again on the way counts as having none.
-        self.ancestors.insert(claim, Rc::new(Vec::new()));
-        let mut out = Vec::new();
-        if let Some((_, rec)) = self.record(&claim)? {
-            if let Record::Claim(c) = &*rec {
-                for w in &c.witnesses {
-                    match self.record(w)?.map(|(_, r)| r.kind()) {
-                        Some(Kind::Span) => out.push(*w),
-                        Some(Kind::Claim) => out.extend(self.raw_ancestors(*w)?.iter()),
-                        _ => {}
+        let mut todo = vec![(claim, false)];
+        while let Some((c, witnesses_done)) = todo.pop() {
+            if !witnesses_done {
+                if self.ancestors.contains_key(&c) {
+                    continue;
+                }
+                // Mark the claim first, so a claim reached again on the way counts as having
+                // none (content addressing leaves no cycle to reach it by).
+                self.ancestors.insert(c, Rc::new(Vec::new()));
+                todo.push((c, true));
+                for w in self.claim_witnesses(&c)? {
+                    if self.kind(&w)? == Some(Kind::Claim) && !self.ancestors.contains_key(&w) {
+                        todo.push((w, false));
                     }
                 }
+                continue;
             }
+            let mut out = Vec::new();
+            for w in self.claim_witnesses(&c)? {
+                match self.kind(&w)? {
+                    Some(Kind::Span) => out.push(w),
+                    Some(Kind::Claim) => {
+                        if let Some(up) = self.ancestors.get(&w) {
+                            out.extend(up.iter());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.sort_unstable();
+            out.dedup();
+            self.ancestors.insert(c, Rc::new(out));
         }
-        out.sort_unstable();
-        out.dedup();
-        let out = Rc::new(out);
-        self.ancestors.insert(claim, Rc::clone(&out));
-        Ok(out)
+        Ok(self.ancestors.get(&claim).cloned().unwrap_or_default())
+    }
+
+    /// The witnesses a claim names; none for another record or none at all.
+    fn claim_witnesses(&mut self, rid: &Rid) -> Result<Vec<Rid>> {
+        Ok(match self.record(rid)? {
+            Some((_, rec)) => match &*rec {
+                Record::Claim(c) => c.witnesses.clone(),
+                _ => Vec::new(),
+            },
+            None => Vec::new(),
+        })
     }
 
     /// The first admitted summary that held a claim, and its boundary number: read from the
@@ -299,21 +334,26 @@ impl<'a, R: Read> Walker<'a, R> {
             text: span.text.clone(),
             detail: format!("turn {}, {}", span.turn, span.role.name()),
             status,
-            children: Vec::new(),
+            depth: 0,
+            parent: None,
             repeated: false,
         })
     }
 
-    fn claim_node(&mut self, rid: Rid, hop: Hop) -> Result<Node> {
+    /// A span or claim as a node (at depth 0, without a parent), with what it rests on: a
+    /// claim's span and claim witnesses, each with its hop, then the spans of its latest
+    /// reground. `None` for a record of another kind or no record.
+    fn expand(&mut self, rid: Rid, hop: Hop) -> Result<Option<Expanded>> {
         let Some((index, rec)) = self.record(&rid)? else {
-            return Err(not_a(rid, Kind::Claim, None));
+            return Ok(None);
         };
-        let Record::Claim(c) = &*rec else {
-            return Err(not_a(rid, Kind::Claim, Some(rec.kind())));
+        let c = match &*rec {
+            Record::Span(s) => return Ok(Some((self.span_node(rid, index, hop, s)?, Vec::new()))),
+            Record::Claim(c) => c,
+            _ => return Ok(None),
         };
-        let repeated = !self.seen.insert(rid);
         let status = self.status(&rid)?;
-        let mut node = Node {
+        let node = Node {
             rid,
             index,
             hop,
@@ -321,28 +361,20 @@ impl<'a, R: Read> Walker<'a, R> {
             text: c.text.clone(),
             detail: c.origin.tag().unwrap_or("no origin").to_string(),
             status: status.name().to_string(),
-            children: Vec::new(),
-            repeated,
+            depth: 0,
+            parent: None,
+            repeated: false,
         };
-        if repeated {
-            return Ok(node);
-        }
-        self.claims.push((index, rid));
+        let mut under = Vec::new();
         for w in &c.witnesses {
-            let Some((windex, witness)) = self.record(w)? else {
-                continue;
-            };
-            match &*witness {
-                Record::Span(s) => {
-                    let n = self.span_node(*w, windex, Hop::Witness, s)?;
-                    node.children.push(n);
-                }
-                Record::Claim(_) => {
+            match self.kind(w)? {
+                Some(Kind::Span) => under.push((*w, Hop::Witness)),
+                Some(Kind::Claim) => {
                     let hop = match self.carrier(w)? {
                         Some((boundary, summary)) => Hop::Carried { summary, boundary },
                         None => Hop::Witness,
                     };
-                    node.children.push(self.claim_node(*w, hop)?);
+                    under.push((*w, hop));
                 }
                 _ => {}
             }
@@ -351,18 +383,42 @@ impl<'a, R: Read> Walker<'a, R> {
             if let Some((_, r)) = self.record(&g)? {
                 if let Record::Reground(r) = &*r {
                     for sp in &r.spans {
-                        if let Some((sindex, s)) = self.record(sp)? {
-                            if let Record::Span(s) = &*s {
-                                let hop = Hop::Regrounded { reground: g };
-                                let n = self.span_node(*sp, sindex, hop, s)?;
-                                node.children.push(n);
-                            }
+                        if self.kind(sp)? == Some(Kind::Span) {
+                            under.push((*sp, Hop::Regrounded { reground: g }));
                         }
                     }
                 }
             }
         }
-        Ok(node)
+        Ok(Some((node, under)))
+    }
+
+    /// The derivation tree of a claim in preorder, built with a stack rather than recursion;
+    /// a claim met again is shown once more, marked repeated, without what it rests on. Each
+    /// claim shown in full is added to `self.claims`.
+    fn tree(&mut self, root: Rid) -> Result<Vec<Node>> {
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut todo = vec![(root, Hop::Root, 0usize, None)];
+        while let Some((rid, hop, depth, parent)) = todo.pop() {
+            let Some((mut node, under)) = self.expand(rid, hop)? else {
+                continue;
+            };
+            node.depth = depth;
+            node.parent = parent;
+            if node.kind == Kind::Claim {
+                node.repeated = !self.seen.insert(rid);
+                if !node.repeated {
+                    self.claims.push((node.index, rid));
+                    let me = Some(nodes.len());
+                    // Reversed onto the stack, so they come off in the claim's own order.
+                    for (r, h) in under.into_iter().rev() {
+                        todo.push((r, h, depth + 1, me));
+                    }
+                }
+            }
+            nodes.push(node);
+        }
+        Ok(nodes)
     }
 }
 
@@ -409,15 +465,24 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
     if found != Some(Kind::Claim) {
         return Err(not_a(claim, Kind::Claim, found));
     }
-    let root = w.claim_node(claim, Hop::Root)?;
+    let nodes = w.tree(claim)?;
     let mut claims = std::mem::take(&mut w.claims);
     claims.sort();
+    let losses = losses_of(&mut w, &claims)?;
+    Ok(Why { nodes, losses })
+}
+
+/// Every loss of these claims (index order), earliest first, less those a later re-grounding
+/// of the claim healed. Each loss belongs to one claim and depends on nothing above it, so
+/// the losses of a tree are the union of its claims' own.
+fn losses_of<R: Read>(w: &mut Walker<'_, R>, claims: &[(u64, Rid)]) -> Result<Vec<Loss>> {
+    let read = w.read;
     let mut losses = Losses::default();
-    recorded_losses(&mut w, &claims, &mut losses)?;
-    for (index, cl) in &claims {
-        unjudged_losses(&mut w, *index, *cl, &mut losses)?;
+    recorded_losses(w, claims, &mut losses)?;
+    for (index, cl) in claims {
+        unjudged_losses(w, *index, *cl, &mut losses)?;
     }
-    evicted_losses(&mut View::new(read), &claims, &mut losses)?;
+    evicted_losses(&mut View::new(read), claims, &mut losses)?;
     let mut kept = Vec::new();
     for l in losses.found {
         let healed = match w.regrounded(&l.claim)? {
@@ -429,7 +494,55 @@ pub fn why<R: Read>(read: &R, claim: Rid) -> Result<Why> {
         }
     }
     kept.sort();
-    Ok(Why { root, losses: kept })
+    Ok(kept)
+}
+
+/// The lineage of many claims at once, each record once: what the HTML report draws.
+pub(crate) struct Lineage {
+    /// Every claim and span the claims rest on, and the claims themselves, each once in log
+    /// order (depth 0, no parent), with what it rests on.
+    pub nodes: Vec<Expanded>,
+    /// Each claim's first loss over its whole tree, for the claims that have one.
+    pub first_loss: HashMap<Rid, Loss>,
+}
+
+/// [`Lineage`] of the given claims: one walk over everything they rest on, and each claim's
+/// first loss from its own losses and its witnesses' first losses, in log order (a witness
+/// is always older than the claim citing it). Linear in the records reached, where a `why`
+/// of each claim would be quadratic on a deep chain.
+pub(crate) fn lineage<R: Read>(read: &R, roots: &[Rid]) -> Result<Lineage> {
+    let mut w = Walker::new(read);
+    let mut nodes = Vec::new();
+    let mut seen = HashSet::new();
+    let mut todo: Vec<(Rid, Hop)> = roots.iter().map(|r| (*r, Hop::Root)).collect();
+    while let Some((rid, hop)) = todo.pop() {
+        if !seen.insert(rid) {
+            continue;
+        }
+        if let Some((node, under)) = w.expand(rid, hop)? {
+            todo.extend(under.iter().cloned());
+            nodes.push((node, under));
+        }
+    }
+    nodes.sort_by_key(|(n, _)| n.index);
+    let claims: Vec<(u64, Rid)> = (nodes.iter())
+        .filter(|(n, _)| n.kind == Kind::Claim)
+        .map(|(n, _)| (n.index, n.rid))
+        .collect();
+    let mut first_loss: HashMap<Rid, Loss> = HashMap::new();
+    for l in losses_of(&mut w, &claims)? {
+        first_loss.entry(l.claim).or_insert(l);
+    }
+    for (n, under) in &nodes {
+        if n.kind != Kind::Claim {
+            continue;
+        }
+        let below = (under.iter()).filter_map(|(r, _)| first_loss.get(r));
+        if let Some(first) = below.chain(first_loss.get(&n.rid)).min().cloned() {
+            first_loss.insert(n.rid, first);
+        }
+    }
+    Ok(Lineage { nodes, first_loss })
 }
 
 /// What the gates recorded about these claims in admitted verdicts: refused proposals never
@@ -553,62 +666,148 @@ fn node_json(n: &Node) -> Value {
     json!({
         "rid": n.rid.to_hex(), "index": n.index, "kind": n.kind.name(), "hop": n.hop.label(),
         "text": n.text, "detail": n.detail, "status": n.status, "repeated": n.repeated,
-        "children": n.children.iter().map(node_json).collect::<Vec<_>>(),
     })
 }
 
 impl Why {
-    /// As one JSON document.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "claim": self.root.rid.to_hex(),
-            "tree": node_json(&self.root),
-            "first_loss": self.losses.first().map(loss_json),
-            "losses": self.losses.iter().map(loss_json).collect::<Vec<_>>(),
-        })
+    /// The claim asked about.
+    pub fn root(&self) -> &Node {
+        &self.nodes[0]
     }
 
-    /// As indented text.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        fn walk(n: &Node, depth: usize, out: &mut String) {
-            let pad = "  ".repeat(depth);
-            let what = match n.kind {
-                Kind::Span => format!("span {} ({})", n.rid.short(), n.detail),
-                _ => format!("claim {} [{}]", n.rid.short(), n.detail),
-            };
-            out.push_str(&format!(
-                "{pad}{} -> {what} {}: {:?}{}\n",
-                n.hop.label(),
-                n.status,
-                n.text,
-                if n.repeated { " (shown above)" } else { "" }
-            ));
-            for c in &n.children {
-                walk(c, depth + 1, out);
-            }
-        }
-        walk(&self.root, 0, &mut out);
-        match self.losses.first() {
-            None => out.push_str("provenance intact: every step rests on raw spans\n"),
-            Some(l) => {
-                out.push_str(&format!(
-                    "provenance first lost at log index {}: {}: {}\n",
-                    l.index, l.gate, l.detail
-                ));
-                for l in &self.losses[1..] {
-                    out.push_str(&format!(
-                        "  then at log index {}: {}: {}\n",
-                        l.index, l.gate, l.detail
-                    ));
-                }
+    /// The positions in [`Why::nodes`] of what each node rests on, in order.
+    pub fn children(&self) -> Vec<Vec<usize>> {
+        let mut out = vec![Vec::new(); self.nodes.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            if let Some(p) = n.parent {
+                out[p].push(i);
             }
         }
         out
     }
+
+    /// As one JSON document: see [`Why::write_json`].
+    pub fn to_json(&self) -> Value {
+        let mut out = Vec::new();
+        self.write_json(&mut out)
+            .and_then(|()| serde_json::from_slice(&out).map_err(std::io::Error::other))
+            .unwrap_or(Value::Null)
+    }
+
+    /// Writes the JSON document `{claim, tree, nodes, first_loss, losses}`: `tree` nests the
+    /// nodes down to [`SHOWN_DEPTH`] (a node whose children lie deeper says how many nodes
+    /// hang below it, in `cut`); `nodes` lists every node flat, with its `depth` and `parent`
+    /// (a position in `nodes`). Written node by node, so a tree of any size costs no more
+    /// memory than the tree itself.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let children = self.children();
+        // Built from the leaves up, so no recursion: a node's children come after it.
+        let mut below = vec![0usize; self.nodes.len()];
+        let mut built: Vec<Option<Value>> = vec![None; self.nodes.len()];
+        for i in (0..self.nodes.len()).rev() {
+            below[i] = children[i].iter().map(|c| 1 + below[*c]).sum();
+            let n = &self.nodes[i];
+            if n.depth > SHOWN_DEPTH {
+                continue;
+            }
+            let mut v = node_json(n);
+            let kids: Vec<Value> = (children[i].iter())
+                .filter_map(|c| built[*c].take())
+                .collect();
+            v["children"] = Value::Array(kids);
+            if n.depth == SHOWN_DEPTH && below[i] > 0 {
+                v["cut"] = json!(below[i]);
+            }
+            built[i] = Some(v);
+        }
+        let tree = built.first_mut().and_then(Option::take);
+        write!(
+            out,
+            "{{\"claim\":\"{}\",\"tree\":",
+            self.root().rid.to_hex()
+        )?;
+        serde_json::to_writer(&mut *out, &tree)?;
+        out.write_all(b",\"nodes\":[")?;
+        for (i, n) in self.nodes.iter().enumerate() {
+            let mut v = node_json(n);
+            v["depth"] = json!(n.depth);
+            v["parent"] = json!(n.parent);
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, &v)?;
+        }
+        out.write_all(b"],\"first_loss\":")?;
+        serde_json::to_writer(&mut *out, &self.losses.first().map(loss_json))?;
+        out.write_all(b",\"losses\":[")?;
+        for (i, l) in self.losses.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, &loss_json(l))?;
+        }
+        out.write_all(b"]}")
+    }
+
+    /// As indented text: see [`Why::write_text`].
+    pub fn to_text(&self) -> String {
+        let mut out = Vec::new();
+        let _ = self.write_text(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Writes the tree as indented text, one line per node, then the losses: indentation
+    /// stops at [`SHOWN_DEPTH`], and a deeper line starts with its depth, so nothing is left
+    /// out.
+    pub fn write_text(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        if self.nodes.iter().any(|n| n.depth > SHOWN_DEPTH) {
+            writeln!(
+                out,
+                "(the tree is deeper than {SHOWN_DEPTH} levels: indentation stops there, and each deeper line starts with its depth)"
+            )?;
+        }
+        for n in &self.nodes {
+            let pad = "  ".repeat(n.depth.min(SHOWN_DEPTH));
+            let deep = if n.depth > SHOWN_DEPTH {
+                format!("[depth {}] ", n.depth)
+            } else {
+                String::new()
+            };
+            let what = match n.kind {
+                Kind::Span => format!("span {} ({})", n.rid.short(), n.detail),
+                _ => format!("claim {} [{}]", n.rid.short(), n.detail),
+            };
+            writeln!(
+                out,
+                "{pad}{deep}{} -> {what} {}: {:?}{}",
+                n.hop.label(),
+                n.status,
+                n.text,
+                if n.repeated { " (shown above)" } else { "" }
+            )?;
+        }
+        match self.losses.first() {
+            None => writeln!(out, "provenance intact: every step rests on raw spans"),
+            Some(l) => {
+                writeln!(
+                    out,
+                    "provenance first lost at log index {}: {}: {}",
+                    l.index, l.gate, l.detail
+                )?;
+                for l in &self.losses[1..] {
+                    writeln!(
+                        out,
+                        "  then at log index {}: {}: {}",
+                        l.index, l.gate, l.detail
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
-fn loss_json(l: &Loss) -> Value {
+pub(crate) fn loss_json(l: &Loss) -> Value {
     json!({"index": l.index, "gate": l.gate, "claim": l.claim.to_hex(), "detail": l.detail})
 }
 

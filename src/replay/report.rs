@@ -1,7 +1,7 @@
 //! `cairn report`: one self-contained HTML file for a stream. No network: the CSS, the SVG
 //! charts, the script and the data are all inline.
 
-use super::{replay, why, Replay};
+use super::{lineage, loss_json, replay, Replay, SHOWN_DEPTH};
 use crate::error::Result;
 use crate::record::{Kind, Record, Rid};
 use crate::store::Read;
@@ -165,22 +165,29 @@ const SCRIPT: &str = r#"
 const data = JSON.parse(document.getElementById('cairn-data').textContent);
 function el(tag, cls, text){const e=document.createElement(tag);if(cls)e.className=cls;if(text!==undefined)e.textContent=text;return e;}
 function status(s){const k=s.startsWith('raw')?'raw':s;return el('span','st '+k,s);}
-function tree(n){
-  const li=el('li');li.appendChild(el('span','hop',n.hop));
+function tree(rid,hop,depth,seen,budget){
+  const n=data.nodes[rid];const li=el('li');li.appendChild(el('span','hop',hop));
   const body=el('span',n.kind==='span'?'span':'');
   body.textContent=(n.kind==='span'?n.detail+': ':'['+n.detail+'] ')+n.text;
   li.appendChild(body);li.appendChild(status(n.status));
-  if(n.repeated){li.appendChild(el('span','sub',' (shown above)'));}
-  if(n.children.length){const ul=el('ul');n.children.forEach(c=>ul.appendChild(tree(c)));li.appendChild(ul);}
+  if(n.kind==='claim'&&seen.has(rid)){li.appendChild(el('span','sub',' (shown above)'));return li;}
+  seen.add(rid);budget.left--;
+  if(!n.children.length)return li;
+  if(depth>=data.shown_depth||budget.left<=0){
+    const more=el('span','claim',' the lineage goes on below this claim, not drawn here: show it from here');
+    more.onclick=()=>showClaim(rid);li.appendChild(more);return li;
+  }
+  const ul=el('ul');n.children.forEach(([c,h])=>ul.appendChild(tree(c,h,depth+1,seen,budget)));li.appendChild(ul);
   return li;
 }
 function showClaim(rid){
-  const w=data.why[rid];const box=document.getElementById('lineage');box.innerHTML='';
-  if(!w){box.textContent='No lineage recorded.';return;}
-  box.appendChild(el('h3',null,'Lineage of: '+w.tree.text));
-  if(w.first_loss){const d=el('div','loss');d.textContent='Provenance first lost at log index '+w.first_loss.index+' ('+w.first_loss.gate+'): '+w.first_loss.detail;box.appendChild(d);}
+  const n=data.nodes[rid];const box=document.getElementById('lineage');box.innerHTML='';
+  if(!n){box.textContent='No lineage recorded.';return;}
+  box.appendChild(el('h3',null,'Lineage of: '+n.text));
+  const l=data.first_loss[rid];
+  if(l){const d=el('div','loss');d.textContent='Provenance first lost at log index '+l.index+' ('+l.gate+'): '+l.detail;box.appendChild(d);}
   else{box.appendChild(el('p','sub','Provenance intact: every step rests on raw spans.'));}
-  const ul=el('ul');ul.appendChild(tree(w.tree));box.appendChild(ul);
+  const ul=el('ul');ul.appendChild(tree(rid,'claim',0,new Set(),{left:2000}));box.appendChild(ul);
   box.scrollIntoView({behavior:'smooth',block:'nearest'});
 }
 function showBoundary(n){
@@ -200,6 +207,21 @@ if(data.replay.boundaries.length){showBoundary(data.replay.boundaries.length);}
 if(location.hash.startsWith('#claim=')){showClaim(location.hash.slice(7));}
 "#;
 
+/// Appends a JSON value to the report's data. Inside a script element the HTML parser still
+/// reads `</script`, `<!--` and `<script` (the "script data escaped" states), so no `<` of the
+/// data reaches it: JSON writes it as \u003c inside strings, the only place a JSON text holds
+/// one (and `>` and `&` likewise).
+fn push_json(out: &mut String, v: &Value) {
+    for c in v.to_string().chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            c => out.push(c),
+        }
+    }
+}
+
 /// The report for a stream, as one HTML document.
 pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
     let r = replay(read, stream)?;
@@ -211,30 +233,55 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
             }
         }
     }
-    let mut whys = serde_json::Map::new();
+    // Every record the claims rest on, once, with its children by rid: the script draws a
+    // claim's lineage from it on demand, so the data grows with the records, not with the
+    // sum of every claim's tree (quadratic on a deep chain).
+    let roots: Vec<Rid> = claims.iter().map(|(_, r)| *r).collect();
+    let lineage = lineage(read, &roots)?;
+    // The data is written piece by piece into one string, never held whole as a JSON tree.
+    let mut data = String::from("{\"replay\":");
+    push_json(&mut data, &r.to_json());
+    data.push_str(",\"nodes\":{");
+    let mut shown = std::collections::HashMap::new();
+    for (i, (n, under)) in lineage.nodes.iter().enumerate() {
+        let under: Vec<Value> = (under.iter())
+            .map(|(r, hop)| json!([r.to_hex(), hop.label()]))
+            .collect();
+        if i > 0 {
+            data.push(',');
+        }
+        data.push_str(&format!("\"{}\":", n.rid.to_hex()));
+        push_json(
+            &mut data,
+            &json!({"kind": n.kind.name(), "text": n.text, "detail": n.detail,
+                    "status": n.status, "index": n.index, "children": under}),
+        );
+        shown.insert(n.rid, (n.text.as_str(), n.status.as_str()));
+    }
+    data.push_str("},\"first_loss\":{");
     let mut list = String::new();
+    let mut losses = 0;
     for (_, rid) in &claims {
-        let w = why(read, *rid)?;
-        let first = w.losses.first().map(|l| l.gate);
+        let (text, status) = shown.get(rid).copied().unwrap_or_default();
+        let first = lineage.first_loss.get(rid);
         list.push_str(&format!(
             "<tr><td><span class=\"claim\" data-claim=\"{}\">{}</span></td><td><span class=\"st {}\">{}</span></td><td>{}</td></tr>",
             rid.to_hex(),
-            esc(&w.root.text),
-            esc(&w.root.status),
-            esc(&w.root.status),
-            first.map(|g| format!("<code>{}</code>", esc(g.name()))).unwrap_or_else(|| "intact".into())
+            esc(text),
+            esc(status),
+            esc(status),
+            first.map(|l| format!("<code>{}</code>", esc(l.gate.name()))).unwrap_or_else(|| "intact".into())
         ));
-        whys.insert(rid.to_hex(), w.to_json());
+        if let Some(l) = first {
+            if losses > 0 {
+                data.push(',');
+            }
+            losses += 1;
+            data.push_str(&format!("\"{}\":", rid.to_hex()));
+            push_json(&mut data, &loss_json(l));
+        }
     }
-    let data: Value = json!({"replay": r.to_json(), "why": whys});
-    // Inside a script element the HTML parser still reads `</script`, `<!--` and `<script`
-    // (the "script data escaped" states), so no `<` of the data reaches it: JSON writes it
-    // as \u003c inside strings, the only place a JSON text holds one.
-    let data = data
-        .to_string()
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
+    data.push_str(&format!("}},\"shown_depth\":{SHOWN_DEPTH}}}"));
     let admitted = r
         .boundaries
         .iter()

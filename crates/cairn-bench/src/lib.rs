@@ -26,6 +26,24 @@ pub fn append(
     }
 }
 
+/// Peak resident memory since the last reset, in bytes (Linux; 0 elsewhere).
+pub fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// Resets the peak that [`peak_rss`] reports (Linux).
+pub fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 /// A small, fast, deterministic generator (xorshift64*).
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -218,11 +218,15 @@ pub fn why(
     let r = parse_ref(reference).map_err(Error::from)?;
     let batchless = resolve_claim(&snap, stream, &r)?;
     let why = cairn::replay::why(&snap, batchless)?;
-    if as_json {
-        println!("{}", why.to_json());
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    // Written as it is walked; a closed pipe (`cairn why ... | head`) ends it quietly.
+    let _ = if as_json {
+        why.write_json(&mut out).and_then(|()| writeln!(out))
     } else {
-        print!("{}", why.to_text());
-    }
+        why.write_text(&mut out)
+    };
+    let _ = out.flush();
     Ok(0)
 }
 

@@ -429,3 +429,81 @@ fn span_text_cannot_blind_the_report() {
     // Two script elements, both closed where the template closes them.
     assert_eq!(html.matches("<script").count(), 2);
 }
+
+/// Issue 13, item 2: `why` on a chain about 10,000 claims deep overflowed the stack (exit
+/// 134), and `report` on it ran past 280 s and 1.4 GB, because every claim's tree was built
+/// by recursion and the report held every claim's whole tree. A chain of 20,000 claims, each
+/// witnessing the one before, over one span (`cargo bench --bench replay` times 100,000 and
+/// prints the memory it takes).
+#[test]
+fn why_and_report_answer_on_a_chain_20_000_claims_deep() {
+    const DEPTH: usize = 20_000;
+    let t = Tmp::new();
+    let top = {
+        let ledger = Ledger::open(t.db()).unwrap();
+        let mut b = ledger.batch().unwrap();
+        let mut below = b
+            .append(Span {
+                stream: "deep".into(),
+                turn: 1,
+                role: Role::User,
+                tool: None,
+                text: "the cache holds 512 MB".into(),
+            })
+            .unwrap()
+            .rid;
+        for i in 0..DEPTH {
+            below = b
+                .append(Claim {
+                    stream: "deep".into(),
+                    text: format!("step {i}: the cache holds 512 MB"),
+                    origin: Origin::Inferred,
+                    witnesses: vec![below],
+                    actionable: false,
+                })
+                .unwrap()
+                .rid;
+        }
+        b.commit().unwrap();
+        below.to_hex()
+    };
+    let o = t.cairn(&["why", &top], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.starts_with("(the tree is deeper than"),
+        "the shortening is said"
+    );
+    let last = text.lines().nth(DEPTH + 1).unwrap();
+    assert!(
+        last.contains(&format!("[depth {DEPTH}] witness -> span")),
+        "every node is shown, the span last: {last}"
+    );
+    // A line a node and a line a loss, indentation capped: linear, where full indentation
+    // would be 10 GB.
+    assert!(text.len() < 1_000 * DEPTH, "{} bytes", text.len());
+
+    let v = json(&t.cairn(&["why", &top, "--json"], None));
+    let nodes = v["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), DEPTH + 1);
+    assert_eq!(nodes[DEPTH]["depth"], DEPTH);
+    assert_eq!(nodes[DEPTH]["parent"], DEPTH - 1);
+    let mut n = &v["tree"];
+    for _ in 0..cairn::replay::SHOWN_DEPTH {
+        n = &n["children"][0];
+    }
+    assert_eq!(
+        (n["children"].as_array().unwrap().len(), n["cut"].as_u64()),
+        (0, Some((DEPTH - cairn::replay::SHOWN_DEPTH) as u64)),
+        "the nested tree says where it stops and how much hangs below"
+    );
+
+    let out = t.dir.path().join("deep.html");
+    let o = t.cairn(&["report", "deep", "-o", out.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let size = std::fs::metadata(&out).unwrap().len();
+    assert!(
+        size < 1_000 * DEPTH as u64,
+        "each record once in the report's data: {size} bytes"
+    );
+}
