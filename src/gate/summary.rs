@@ -11,21 +11,35 @@ use crate::record::{
     Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Span, Status, Summary,
 };
 use crate::store::{Batch, Read, Trusted};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The summary's source window as the claims are judged against it: the spans it covers, in
 /// rid order, and the spans it evicts.
 struct Window {
     covers: Vec<(Rid, Span)>,
     evicts: HashSet<Rid>,
+    /// The evicted spans in the ledger, in rid order, read once per gate run.
+    evicted: Vec<(Rid, Span)>,
 }
 
-/// One claim of the summary, and the covered spans most like it.
+/// One claim of the summary, the covered spans most like it, and the evicted spans most like
+/// it (positions in `Window::evicted`), both ranked for all claims at once.
 struct ClaimAt<'a> {
     rid: Rid,
     claim: &'a Claim,
     vocab: &'a Vocab,
     near: &'a [usize],
+    far: &'a [usize],
+}
+
+/// What [`Gatekeeper::window`] works out once for a summary: the window, the claims found in
+/// the ledger, their words, and for each claim the covered and the evicted spans most like it.
+struct Prepared {
+    window: Window,
+    claims: Vec<(Rid, Claim)>,
+    vocabs: Vec<Vocab>,
+    near: Vec<Vec<usize>>,
+    far: Vec<Vec<usize>>,
 }
 
 /// What judging one claim found beyond its findings.
@@ -47,15 +61,22 @@ impl Gatekeeper {
     /// appended as `rid`.
     pub(super) fn judge_summary(&self, batch: &Batch, s: &Summary, rid: Rid) -> Result<Judged> {
         let mut view = View::new(batch);
-        let (window, claims, vocabs, ranked) = self.window(&mut view, s)?;
+        let Prepared {
+            window,
+            claims,
+            vocabs,
+            near,
+            far,
+        } = self.window(&mut view, s)?;
         let mut judged = Judged::default();
         let (mut actionable, mut laundered) = (0usize, 0usize);
-        for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
+        for (i, (rid, claim)) in claims.iter().enumerate() {
             let at = ClaimAt {
                 rid: *rid,
                 claim,
-                vocab,
-                near,
+                vocab: &vocabs[i],
+                near: &near[i],
+                far: &far[i],
             };
             let check = self.judge_claim(&mut view, at, &window, &mut judged.findings)?;
             if claim.actionable {
@@ -83,27 +104,31 @@ impl Gatekeeper {
             let depth = f.depth.unwrap_or(0);
             (judged.findings).extend(rules::depth_exceeded(rid, depth, &self.policy));
         }
+        let claims = (claims.iter()).zip(&vocabs).map(|((r, c), v)| (*r, c, v));
+        let claims: Vec<(Rid, &Claim, &Vocab)> = claims.collect();
         judged.anchored = self.reference(&mut view, s, rid, &window, &claims, &mut judged)?;
         Ok(judged)
     }
 
     /// A summary's window, its claims found in the ledger with their words, and the covered
-    /// spans most like each claim, found for all claims at once.
-    #[allow(clippy::type_complexity)]
-    fn window<R: Read>(
-        &self,
-        view: &mut View<'_, R>,
-        s: &Summary,
-    ) -> Result<(Window, Vec<(Rid, Claim)>, Vec<Vocab>, Vec<Vec<usize>>)> {
+    /// and evicted spans most like each claim, found for all claims at once.
+    fn window<R: Read>(&self, view: &mut View<'_, R>, s: &Summary) -> Result<Prepared> {
         let mut window = Window {
             covers: Vec::new(),
             evicts: s.evicts.iter().copied().collect(),
+            evicted: Vec::new(),
         };
         for c in &s.covers {
             if let Some(sp) = view.span(*c)? {
                 window.covers.push((*c, sp));
             }
         }
+        for c in &window.evicts {
+            if let Some(sp) = view.span(*c)? {
+                window.evicted.push((*c, sp));
+            }
+        }
+        window.evicted.sort_by_key(|(r, _)| *r);
         let mut claims = Vec::new();
         for c in &s.claims {
             if let Some(claim) = view.claim(*c)? {
@@ -114,9 +139,19 @@ impl Gatekeeper {
             .map(|(r, sp)| view.vocab(*r, sp))
             .collect();
         let vocabs: Vec<Vocab> = claims.iter().map(|(_, c)| Vocab::of(&c.text)).collect();
+        let evicted_vocabs: Vec<Vocab> = (window.evicted.iter())
+            .map(|(r, sp)| view.vocab(*r, sp))
+            .collect();
         let queries: Vec<&Vocab> = vocabs.iter().collect();
-        let ranked = rank_many(&queries, &cover_vocabs, self.prefilter_share());
-        Ok((window, claims, vocabs, ranked))
+        let near = rank_many(&queries, &cover_vocabs, self.prefilter_share());
+        let far = rank_many(&queries, &evicted_vocabs, crate::score::TOPIC);
+        Ok(Prepared {
+            window,
+            claims,
+            vocabs,
+            near,
+            far,
+        })
     }
 
     /// Scores ahead, on a read snapshot and in batches, the pairs that judging `summary` will
@@ -131,23 +166,14 @@ impl Gatekeeper {
             return Ok(0);
         }
         let mut view = View::new(read);
-        let (window, claims, vocabs, ranked) = self.window(&mut view, summary)?;
-        let mut evicted = Vec::new();
-        for sp in &window.evicts {
-            if let Some(span) = view.span(*sp)? {
-                evicted.push((*sp, span));
-            }
-        }
-        evicted.sort_by_key(|(r, _)| *r);
+        let p = self.window(&mut view, summary)?;
         let mut pairs: Vec<(&str, String)> = Vec::new();
-        for (((rid, claim), vocab), near) in claims.iter().zip(&vocabs).zip(&ranked) {
+        for (((rid, claim), near), far) in p.claims.iter().zip(&p.near).zip(&p.far) {
             let (ancestors, _) = view.ancestry(*rid)?;
             let cited = cited(claim, &ancestors);
-            let near = near.iter().map(|i| &window.covers[*i]);
-            for (_, sp) in cited.into_iter().chain(near) {
-                pairs.push((&claim.text, sp.text.clone()));
-            }
-            for (_, sp) in view.candidates(vocab, &evicted, crate::score::TOPIC) {
+            let near = near.iter().map(|i| &p.window.covers[*i]);
+            let far = far.iter().map(|i| &p.window.evicted[*i]);
+            for (_, sp) in cited.into_iter().chain(near).chain(far) {
                 pairs.push((&claim.text, sp.text.clone()));
             }
         }
@@ -255,16 +281,20 @@ impl Gatekeeper {
         for sp in view.judged_contradicting(carried, &window.evicts)? {
             found.insert((sp, FoundBy::Judgement));
         }
-        let mut evicted = Vec::new();
-        for sp in &window.evicts {
-            if !found.iter().any(|(r, _)| r == sp) {
-                if let Some(span) = view.span(*sp)? {
-                    evicted.push((*sp, span));
-                }
-            }
-        }
-        evicted.sort_by_key(|(r, _)| *r);
-        let candidates = view.candidates(at.vocab, &evicted, crate::score::TOPIC);
+        let candidates: Vec<&(Rid, Span)> = if found.is_empty() {
+            at.far.iter().map(|i| &window.evicted[*i]).collect()
+        } else {
+            // Rare: a recorded judgement found some; rank the rest of the evicted spans anew.
+            let rest: Vec<(Rid, Span)> = (window.evicted.iter())
+                .filter(|(r, _)| !found.iter().any(|(f, _)| f == r))
+                .cloned()
+                .collect();
+            let ranked = view.candidates(at.vocab, &rest, crate::score::TOPIC);
+            let ranked: HashSet<Rid> = ranked.iter().map(|(r, _)| *r).collect();
+            (window.evicted.iter())
+                .filter(|(r, _)| ranked.contains(r))
+                .collect()
+        };
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
             .collect();
@@ -292,7 +322,7 @@ impl Gatekeeper {
         s: &Summary,
         rid: Rid,
         window: &Window,
-        claims: &[(Rid, Claim)],
+        claims: &[(Rid, &Claim, &Vocab)],
         judged: &mut Judged,
     ) -> Result<Option<f64>> {
         let pins = pinned_items(view.read, &s.stream)?;
@@ -321,40 +351,47 @@ impl Gatekeeper {
         view: &mut View<'_, R>,
         pins: &'p [(String, PinItem)],
         left: &[Rid],
-        claims: &[(Rid, Claim)],
+        claims: &[(Rid, &Claim, &Vocab)],
     ) -> Result<Vec<(&'p String, &'p PinItem, Vocab)>> {
         let left: HashSet<Rid> = left.iter().copied().collect();
-        // Claims as texts to rank by overlap, in the shape `candidates` takes.
-        let claim_spans: Vec<(Rid, Span)> =
-            (claims.iter()).map(|(r, c)| (*r, as_span(c))).collect();
-        let mut ancestors: Vec<HashSet<Rid>> = Vec::new();
-        for (c, _) in claims {
+        // For each raw span, the claims that rest on it: looked up per item, not searched.
+        let mut resting: HashMap<Rid, Vec<usize>> = HashMap::new();
+        for (i, (c, _, _)) in claims.iter().enumerate() {
             let (spans, _) = view.ancestry(*c)?;
-            ancestors.push(spans.into_iter().map(|(r, _)| r).collect());
-        }
-        let share = self.prefilter_share();
-        let mut pending = Vec::new();
-        for (pin_name, item) in pins {
-            if item.witness.is_some_and(|w| left.contains(&w)) {
-                continue;
+            for (r, _) in spans {
+                resting.entry(r).or_default().push(i);
             }
+        }
+        // The items whose witness leaves the window, with the claims most like each, ranked
+        // for all of them at once.
+        let leaving: Vec<&'p (String, PinItem)> = (pins.iter())
+            .filter(|(_, item)| !item.witness.is_some_and(|w| left.contains(&w)))
+            .collect();
+        let item_vocabs: Vec<Vocab> = leaving.iter().map(|(_, i)| Vocab::of(&i.text)).collect();
+        let queries: Vec<&Vocab> = item_vocabs.iter().collect();
+        let claim_vocabs: Vec<Vocab> = claims.iter().map(|(_, _, v)| (*v).clone()).collect();
+        let ranked = rank_many(&queries, &claim_vocabs, self.prefilter_share());
+        let mut pending = Vec::new();
+        for (((pin_name, item), item_vocab), like) in
+            leaving.into_iter().zip(item_vocabs).zip(ranked)
+        {
             // A claim derived from the span the item was pinned from keeps the item unless it
             // contradicts it.
             let mut kept = false;
-            for ((_, claim), anc) in claims.iter().zip(&ancestors) {
-                if item.witness.is_some_and(|w| anc.contains(&w)) {
-                    kept = self.score(&claim.text, &item.text)?.contradiction
-                        < self.policy.contradiction;
-                    if kept {
-                        break;
-                    }
+            let derived = item.witness.and_then(|w| resting.get(&w));
+            for i in derived.map(Vec::as_slice).unwrap_or_default() {
+                kept = self.score(&claims[*i].1.text, &item.text)?.contradiction
+                    < self.policy.contradiction;
+                if kept {
+                    break;
                 }
             }
             // Otherwise a claim must entail it.
-            let item_vocab = Vocab::of(&item.text);
             if !kept {
-                for (_, sp) in view.candidates(&item_vocab, &claim_spans, share) {
-                    if self.score(&item.text, &sp.text)?.entailment >= self.policy.raw_entailment {
+                for i in like {
+                    if self.score(&item.text, &claims[i].1.text)?.entailment
+                        >= self.policy.raw_entailment
+                    {
                         kept = true;
                         break;
                     }
@@ -386,18 +423,36 @@ impl Gatekeeper {
             }
         }
         let vocabs: Vec<Vocab> = spans.iter().map(|(r, sp)| view.vocab(*r, sp)).collect();
-        let queries: Vec<&Vocab> = pending.iter().map(|(_, _, v)| v).collect();
+        // Items of the same text are one query: the same candidates, the same scores.
+        let mut of_text: HashMap<&str, usize> = HashMap::new();
+        let mut queries: Vec<&Vocab> = Vec::new();
+        let mut texts: Vec<&str> = Vec::new();
+        let which: Vec<usize> = (pending.iter())
+            .map(|(_, item, v)| {
+                *of_text.entry(&item.text).or_insert_with(|| {
+                    queries.push(v);
+                    texts.push(&item.text);
+                    queries.len() - 1
+                })
+            })
+            .collect();
         let ranked = rank_many(&queries, &vocabs, self.prefilter_share());
-        for ((pin_name, item, _), found) in pending.iter().zip(ranked) {
-            let mut kept = false;
-            for i in found {
-                let e = self.score(&item.text, &spans[i].1.text)?.entailment;
-                if e >= self.policy.raw_entailment {
-                    kept = true;
-                    break;
-                }
-            }
-            if !kept {
+        // Every (text, candidate span) pair is scored, span by span: the scorer's cache then
+        // reads each span once, however many texts it is a candidate for and however far the
+        // window outgrows the cache. An item is kept when any of its candidates entails it.
+        let mut pairs: Vec<(usize, usize)> = (ranked.iter().enumerate())
+            .flat_map(|(q, found)| found.iter().map(move |i| (*i, q)))
+            .collect();
+        pairs.sort_unstable();
+        let scored: Vec<(&str, &str)> = (pairs.iter())
+            .map(|(i, q)| (texts[*q], &*spans[*i].1.text))
+            .collect();
+        let mut kept = vec![false; queries.len()];
+        for ((_, q), sc) in pairs.iter().zip(self.score_many(&scored)?) {
+            kept[*q] |= sc.entailment >= self.policy.raw_entailment;
+        }
+        for ((pin_name, item, _), q) in pending.iter().zip(which) {
+            if !kept[q] {
                 lost.push(((*pin_name).clone(), (*item).clone()));
             }
         }
@@ -415,17 +470,6 @@ fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)
         ancestors.iter().collect()
     } else {
         direct
-    }
-}
-
-/// A claim's text in the shape of a span, for ranking claims by overlap with a pinned item.
-fn as_span(c: &Claim) -> Span {
-    Span {
-        stream: c.stream.clone(),
-        turn: 0,
-        role: Role::Assistant,
-        tool: None,
-        text: c.text.clone(),
     }
 }
 

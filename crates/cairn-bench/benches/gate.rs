@@ -1,8 +1,11 @@
 //! Gate time per compaction: a summary of 50 claims over a 200-span window of the workload
-//! (spans of 100 B to 4 KB), with the default scorer. Prints p50 and p99.
-//! Run with `cargo bench --bench gate [-- COMPACTIONS]`.
+//! (spans of 100 B to 4 KB), with the default scorer. Prints p50 and p99. Then the gate's cost
+//! as it grows: one summary of 50, 500, 1,000 and 5,000 claims over 30,000 covered spans.
+//! Run with `cargo bench --bench gate [-- COMPACTIONS] [--quick]` (quick: 20 compactions and
+//! the growth up to 1,000 claims).
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
+use cairn::record::{Author, Claim, Origin, Rid, Span, Summary};
 use cairn::Ledger;
 use cairn_bench::{first_window, Shape};
 use std::time::Instant;
@@ -49,5 +52,85 @@ fn main() {
         times.len(),
         pct(0.5),
         pct(0.99)
+    );
+    let quick = std::env::args().any(|a| a == "--quick");
+    let sizes: &[usize] = if quick {
+        &[50, 500, 1_000]
+    } else {
+        &[50, 500, 1_000, 5_000]
+    };
+    for &claims in sizes {
+        growth(
+            claims,
+            std::env::var("GROWTH_SPANS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(30_000),
+        );
+    }
+}
+
+/// One summary of `claims` claims over `spans` covered spans of the workload's turns, evicting
+/// the older half: each claim is the first words of the span it cites, and the stream's
+/// classifier items are pinned first. Prints the time the gate takes.
+fn growth(claims: usize, spans: usize) {
+    let ledger = Ledger::in_memory().expect("ledger");
+    let mut b = ledger.batch().expect("batch");
+    let mut covered: Vec<(Rid, String)> = Vec::with_capacity(spans);
+    for turn in 0..spans as u64 {
+        let (role, text) = cairn_bench::turn_text(9, turn);
+        let tool = (role == cairn::record::Role::Tool).then(|| "shell".to_string());
+        let span = Span {
+            stream: "g".into(),
+            turn,
+            role,
+            tool,
+            text: text.clone(),
+        };
+        covered.push((b.append(span).expect("span").rid, text));
+    }
+    let items = unpinned_items(&b, "g").expect("classify");
+    if !items.is_empty() {
+        b.append(pin_of("g", "auto", &items)).expect("pin");
+    }
+    let mut cited = Vec::with_capacity(claims);
+    for i in 0..claims {
+        let (span, text) = &covered[i * spans / claims];
+        let words: Vec<&str> = text.split_whitespace().take(12).collect();
+        let claim = Claim {
+            stream: "g".into(),
+            text: words.join(" "),
+            origin: Origin::Inferred,
+            witnesses: vec![*span],
+            actionable: i % 3 == 0,
+        };
+        cited.push(b.append(claim).expect("claim").rid);
+    }
+    cited.sort();
+    cited.dedup();
+    b.commit().expect("commit");
+    let summary = Summary {
+        stream: "g".into(),
+        parent: None,
+        author: Author::SelfAuthored,
+        budget: 100_000,
+        covers: covered.iter().map(|c| c.0).collect(),
+        evicts: covered[..spans / 2].iter().map(|c| c.0).collect(),
+        claims: cited.clone(),
+        self_score: None,
+        reground: false,
+    };
+    let mut b = ledger.batch().expect("batch");
+    let t = Instant::now();
+    let o = Gatekeeper::default()
+        .propose_summary(&mut b, summary)
+        .expect("gate");
+    println!(
+        "gate growth: {} claims over {spans} covered spans ({} evicted): {:.2} s, {} findings, admitted {}",
+        cited.len(),
+        spans / 2,
+        t.elapsed().as_secs_f64(),
+        o.findings.len(),
+        o.admitted
     );
 }
