@@ -169,11 +169,54 @@ pub struct LineResult {
 struct Ctx<'a> {
     batch: &'a mut Batch,
     line: u64,
+    run: &'a mut Run,
+}
+
+/// What an ingest remembers from line to line: for each stream whose summary lines matched
+/// summaries already in the ledger (a file ingested again), the head as it stood after that
+/// summary was first judged. A line without `parent`, and `prior:N`, count from that head, so
+/// the rest of the file resolves as it did the first time and appends nothing new (SPEC.md
+/// section 6.3). A stream without an entry counts from the ledger's head.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    heads: std::collections::HashMap<String, Option<Rid>>,
+}
+
+impl Run {
+    /// A run that has seen no line yet.
+    pub fn new() -> Run {
+        Run::default()
+    }
+
+    /// Applies one line of the run: see [`apply_line`].
+    pub fn apply_line(
+        &mut self,
+        batch: &mut Batch,
+        gate: &Gatekeeper,
+        line: u64,
+        bytes: &[u8],
+    ) -> Res<Option<LineResult>> {
+        let mut ctx = Ctx {
+            batch,
+            line,
+            run: self,
+        };
+        apply(&mut ctx, gate, bytes)
+    }
 }
 
 type Res<T> = Result<T, LineError>;
 
 impl Ctx<'_> {
+    /// The head a line of this run counts from: the run's, after a summary it met again, or
+    /// else the ledger's.
+    fn head(&self, stream: &str) -> Res<Option<Rid>> {
+        match self.run.heads.get(stream) {
+            Some(h) => Ok(*h),
+            None => self.batch.head(stream).map_err(|e| self.store_err(None, e)),
+        }
+    }
+
     fn err(&self, field: impl Into<Option<String>>, message: impl Into<String>) -> LineError {
         LineError {
             line: self.line,
@@ -198,25 +241,31 @@ impl Ctx<'_> {
     }
 }
 
-/// Applies one JSON Lines line to a batch. A blank line appends nothing and returns `None`.
-/// On error the batch may hold part of the line (a summary's claims): drop the batch, as
-/// `cairn ingest` does, so that a file applies whole or not at all.
+/// Applies one JSON Lines line to a batch, on its own: a line without `parent` or with
+/// `prior:N` counts from the ledger's head. To apply the lines of one file, use a [`Run`], so
+/// that ingesting the file again appends nothing. A blank line appends nothing and returns
+/// `None`. On error the batch may hold part of the line (a summary's claims): drop the batch,
+/// as `cairn ingest` does, so that a file applies whole or not at all.
 pub fn apply_line(
     batch: &mut Batch,
     gate: &Gatekeeper,
     line: u64,
     bytes: &[u8],
 ) -> Res<Option<LineResult>> {
-    let mut ctx = Ctx { batch, line };
-    let Some(map) = parse_object(&ctx, bytes)? else {
+    Run::new().apply_line(batch, gate, line, bytes)
+}
+
+fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineResult>> {
+    let line = ctx.line;
+    let Some(map) = parse_object(ctx, bytes)? else {
         return Ok(None);
     };
-    let obj = Obj::new(&ctx, map, "")?;
-    let (record, mut claims) = parse_record(&mut ctx, &obj)?;
-    obj.check_fields(&ctx, allowed_fields(record.kind()))?;
-    let expected_rid = obj.opt_str(&ctx, "rid")?.map(str::to_string);
+    let obj = Obj::new(ctx, map, "")?;
+    let (record, mut claims) = parse_record(ctx, &obj)?;
+    obj.check_fields(ctx, allowed_fields(record.kind()))?;
+    let expected_rid = obj.opt_str(ctx, "rid")?.map(str::to_string);
     let kind = record.kind();
-    let (appended, gate_result) = match append_record(&mut ctx, gate, record)? {
+    let (appended, gate_result) = match append_record(ctx, gate, record)? {
         Applied::Appended(a, o) => (a, o),
         Applied::NotRegrounded { claim, reason } => {
             return Ok(Some(LineResult {
@@ -342,10 +391,24 @@ enum Applied {
 fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Applied> {
     let gated = |o: Outcome| Applied::Appended(o.subject, Some(o));
     Ok(match record {
-        Record::Summary(sum) => gated(
-            gate.propose_summary(ctx.batch, sum)
-                .map_err(|e| ctx.store_err(None, e))?,
-        ),
+        Record::Summary(sum) => {
+            let (stream, parent) = (sum.stream.clone(), sum.parent);
+            let o = gate
+                .propose_summary(ctx.batch, sum)
+                .map_err(|e| ctx.store_err(None, e))?;
+            // Met again: the rest of the run counts from the head as it was after it.
+            if !o.subject.new {
+                let after = if o.admitted {
+                    Some(o.subject.rid)
+                } else {
+                    parent
+                };
+                ctx.run.heads.insert(stream, after);
+            } else if o.admitted {
+                ctx.run.heads.remove(&stream);
+            }
+            gated(o)
+        }
         Record::Action(a) => gated(
             gate.propose_action(ctx.batch, a)
                 .map_err(|e| ctx.store_err(None, e))?,
@@ -669,6 +732,16 @@ pub fn parse_ref(s: &str) -> Result<Ref, RefError> {
 /// Resolves a reference to the records it names, against a ledger state (a batch sees its own
 /// appends). `turn:` and `prior:` need the stream they count in.
 pub fn resolve<R: Read>(read: &R, stream: Option<&str>, r: &Ref) -> Result<Vec<Rid>, Error> {
+    resolve_at(read, stream, r, None)
+}
+
+/// [`resolve`], with `prior:N` counted from `head` when it is given.
+fn resolve_at<R: Read>(
+    read: &R,
+    stream: Option<&str>,
+    r: &Ref,
+    head: Option<Option<Rid>>,
+) -> Result<Vec<Rid>, Error> {
     let need_stream = || stream.ok_or(RefError::NeedsStream);
     match r {
         Ref::Turn(n) => {
@@ -698,7 +771,11 @@ pub fn resolve<R: Read>(read: &R, stream: Option<&str>, r: &Ref) -> Result<Vec<R
                 stream: s.to_string(),
                 n: *n,
             };
-            let head = read.head(s)?.ok_or_else(no_head)?;
+            let head = match head {
+                Some(h) => h,
+                None => read.head(s)?,
+            };
+            let head = head.ok_or_else(no_head)?;
             let Some(Record::Summary(sum)) = read.get(&head)? else {
                 return Err(no_head().into());
             };
@@ -746,7 +823,8 @@ fn one_ref_value(
             "a range names many spans; this field takes one record",
         ));
     }
-    resolve(ctx.batch, stream, &r).map_err(|e| {
+    let head = stream.and_then(|s| ctx.run.heads.get(s).copied());
+    resolve_at(ctx.batch, stream, &r, head).map_err(|e| {
         let message = match e.kind() {
             ErrorKind::Reference(RefError::NeedsStream) => {
                 "turn: and prior: references need the line's `stream` field; add it, or use a rid"
@@ -792,10 +870,7 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
     let stream = obj.str(ctx, "stream")?.to_string();
     let parent = match obj.get("parent") {
         Some(_) => Some(one_ref(ctx, obj, Some(&stream), "parent")?),
-        None => ctx
-            .batch
-            .head(&stream)
-            .map_err(|e| ctx.store_err(None, e))?,
+        None => ctx.head(&stream)?,
     };
     let mut sum = Summary {
         stream: stream.clone(),
@@ -843,26 +918,39 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
         results.push(result);
     }
     if obj.get("parent").is_none() {
-        if let Some(again) = head_again(ctx, &sum) {
+        if let Some(again) = met_again(ctx, &sum)? {
             return Ok((again, results));
         }
     }
     Ok((Record::Summary(sum), results))
 }
 
-/// A summary identical to the stream's head, parent aside, is the head submitted again (a
-/// file ingested twice), not a new summary on top of it: the head, canonical.
-fn head_again(ctx: &Ctx<'_>, sum: &Summary) -> Option<Record> {
-    let head = sum.parent?;
-    let Ok(Some(Record::Summary(h))) = ctx.batch.get(&head) else {
-        return None;
-    };
-    let mut again = Record::Summary(Summary {
-        parent: h.parent,
-        ..sum.clone()
-    });
-    again.canonicalize();
-    (again == Record::Summary(h)).then_some(again)
+/// A summary without `parent` identical, parent aside, to one the stream already holds on
+/// its chain of heads (with the head or any earlier head as parent, or none) is that summary
+/// submitted again, as when a file is ingested twice, not a new summary on top of the head.
+/// Found by hashing the summary with each parent of the chain in turn: no scan.
+fn met_again(ctx: &Ctx<'_>, sum: &Summary) -> Res<Option<Record>> {
+    let store = |e| ctx.store_err(None, e);
+    let mut parent = sum.parent;
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        let mut again = Record::Summary(Summary {
+            parent,
+            ..sum.clone()
+        });
+        again.canonicalize();
+        let rid = Rid::of_bytes(&crate::record::encode(&again));
+        if ctx.batch.index_of(&rid).map_err(store)?.is_some() {
+            return Ok(Some(again));
+        }
+        let Some(p) = parent.filter(|p| seen.insert(*p)) else {
+            return Ok(None);
+        };
+        parent = match ctx.batch.get(&p).map_err(store)? {
+            Some(Record::Summary(h)) => h.parent,
+            _ => return Ok(None),
+        };
+    }
 }
 
 /// One entry of a summary line's `claims`.

@@ -3,7 +3,7 @@
 use crate::Failure;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::line_result;
-use cairn::ingest::{apply_line, read_line, LineError, LineRead, LineResult, MAX_LINE_BYTES};
+use cairn::ingest::{read_line, LineError, LineRead, LineResult, Run, MAX_LINE_BYTES};
 use cairn::Ledger;
 use std::io::{BufRead, BufReader, Read as _, Write};
 use std::path::Path;
@@ -85,9 +85,10 @@ fn ingest_whole(
     let mut results = Vec::new();
     let mut buf = Vec::new();
     let mut line = 0u64;
+    let mut run = Run::new();
     while next_line(&mut reader, &mut buf, source, line)? {
         line += 1;
-        match apply_line(&mut batch, gate, line, &buf) {
+        match run.apply_line(&mut batch, gate, line, &buf) {
             Ok(Some(r)) => {
                 totals.add(&r);
                 if keep(&r) {
@@ -225,6 +226,8 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
     let mut line = 0u64;
     let mut batch = ledger.batch()?;
     let mut pending: Vec<(u64, Vec<u8>, LineResult)> = Vec::new();
+    // The run as of the last commit, to apply the group again from when a line fails.
+    let (mut run, mut committed_run) = (Run::new(), Run::new());
     let flush = |batch: cairn::Batch,
                  pending: &mut Vec<(u64, Vec<u8>, LineResult)>,
                  out: &mut std::io::StdoutLock|
@@ -246,7 +249,7 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
         };
         if more {
             line += 1;
-            match apply_line(&mut batch, gate, line, &buf) {
+            match run.apply_line(&mut batch, gate, line, &buf) {
                 Ok(Some(r)) => {
                     refused |= r.refused.is_some();
                     pending.push((line, buf.clone(), r))
@@ -257,9 +260,11 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
                     drop(batch);
                     let mut fresh = ledger.batch()?;
                     for (n, bytes, _) in &pending {
-                        apply_line(&mut fresh, gate, *n, bytes).map_err(|e| {
-                            line_failure("standard input", e, "nothing was written")
-                        })?;
+                        committed_run
+                            .apply_line(&mut fresh, gate, *n, bytes)
+                            .map_err(|e| {
+                                line_failure("standard input", e, "nothing was written")
+                            })?;
                     }
                     flush(fresh, &mut pending, &mut out)?;
                     return Err(line_failure(
@@ -273,6 +278,7 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
         let waiting = !reader.buffer().is_empty();
         if !more || !waiting || pending.len() >= GROUP_COMMIT_LINES {
             flush(batch, &mut pending, &mut out)?;
+            committed_run = run.clone();
             if !more {
                 return Ok(u8::from(refused));
             }

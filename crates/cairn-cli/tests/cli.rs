@@ -828,3 +828,69 @@ for line in sys.stdin:
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 2);
 }
+
+/// Issue 13, item 11: ingesting a file again appended its parentless summaries again (on top
+/// of the new head), `demo` run twice flipped a verdict, and a ledger's own export could not be
+/// ingested back into it (rid mismatch at a summary without a parent).
+#[test]
+fn ingesting_the_same_lines_again_appends_nothing_and_changes_no_verdict() {
+    let t = Tmp::new();
+    let records = |t: &Tmp| json_of(&t.cairn(&["stats", "--json"], None))["records"].clone();
+    let first = json_of(&t.cairn(&["demo", "--json"], None));
+    let after_first = records(&t);
+    let second = json_of(&t.cairn(&["demo", "--json"], None));
+    assert_eq!(second["appended"], 0, "{second}");
+    assert_eq!(first["verdicts"], second["verdicts"], "no verdict changes");
+    assert_eq!(records(&t), after_first);
+
+    // Its own export, ingested back: nothing new, and every rid the lines carry holds.
+    let export = stdout(&t.cairn(&["export"], None));
+    let f = t.file("export.jsonl", export.as_bytes());
+    let o = t.cairn(&["ingest", "--json", f.to_str().unwrap()], None);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    assert!(
+        stdout(&o).lines().all(|l| json_line(l)["new"] == false),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(records(&t), after_first);
+
+    // Two parentless summaries, three times over; the near miss is a fourth file with one
+    // more summary, which is appended on top of the head.
+    let t = Tmp::new();
+    let lines = [
+        r#"{"kind":"span","stream":"p","turn":1,"role":"user","text":"the wiki moved to a new host"}"#,
+        r#"{"kind":"summary","stream":"p","author":"self","budget":100,"covers":["turn:1"],"evicts":[],"claims":[{"text":"the wiki moved to a new host","origin":"user-said","witnesses":["turn:1"]}]}"#,
+        r#"{"kind":"span","stream":"p","turn":2,"role":"user","text":"Maria reviews the release notes"}"#,
+        r#"{"kind":"summary","stream":"p","author":"self","budget":100,"covers":["turn:2"],"evicts":[],"claims":["prior:0",{"text":"Maria reviews the release notes","origin":"user-said","witnesses":["turn:2"]}]}"#,
+    ];
+    let f = t.file("two.jsonl", format!("{}\n", lines.join("\n")).as_bytes());
+    let mut sizes = Vec::new();
+    for _ in 0..3 {
+        let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
+        assert!(code(&o) <= 1, "{}", stderr(&o));
+        sizes.push(records(&t));
+    }
+    assert_eq!((&sizes[1], &sizes[2]), (&sizes[0], &sizes[0]), "{sizes:?}");
+    let more = format!(
+        "{}\n{}\n",
+        lines.join("\n"),
+        r#"{"kind":"summary","stream":"p","author":"self","budget":100,"covers":[],"evicts":["turn:1"],"claims":["prior:0","prior:1"]}"#
+    );
+    let g = t.file("three.jsonl", more.as_bytes());
+    let o = t.cairn(&["ingest", "--json", g.to_str().unwrap()], None);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    let news: Vec<bool> = (stdout(&o).lines())
+        .map(|l| json_line(l)["new"] == true)
+        .collect();
+    assert_eq!(news, [false, false, false, false, true], "{}", stdout(&o));
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(code(o) <= 1, "{}", stderr(o));
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn json_line(l: &str) -> serde_json::Value {
+    serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))
+}
