@@ -16,6 +16,10 @@ struct Images {
     durable: Vec<u8>,
     syncs: usize,
     freeze_at: usize,
+    /// When logging: every write and length change, in order, so that the image after any
+    /// prefix of them can be rebuilt (a crash at that write, the disk having kept the writes
+    /// in order up to it).
+    ops: Option<Vec<(u64, Option<Vec<u8>>)>>,
 }
 
 #[derive(Debug, Clone)]
@@ -28,7 +32,15 @@ impl CrashBackend {
             live: image,
             syncs: 0,
             freeze_at,
+            ops: None,
         })))
+    }
+
+    /// A backend over a new file that logs its writes.
+    fn logging() -> CrashBackend {
+        let b = CrashBackend::new(usize::MAX, Vec::new());
+        b.0.lock().unwrap().ops = Some(Vec::new());
+        b
     }
 }
 
@@ -46,7 +58,11 @@ impl cairn::Storage for CrashBackend {
         Ok(())
     }
     fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.0.lock().unwrap().live.resize(len as usize, 0);
+        let mut s = self.0.lock().unwrap();
+        s.live.resize(len as usize, 0);
+        if let Some(ops) = &mut s.ops {
+            ops.push((len, None));
+        }
         Ok(())
     }
     fn sync_data(&self) -> std::io::Result<()> {
@@ -64,6 +80,9 @@ impl cairn::Storage for CrashBackend {
             s.live.resize(o + data.len(), 0);
         }
         s.live[o..o + data.len()].copy_from_slice(data);
+        if let Some(ops) = &mut s.ops {
+            ops.push((offset, Some(data.to_vec())));
+        }
         Ok(())
     }
 }
@@ -202,50 +221,9 @@ fn every_sync_point_leaves_a_consistent_ledger() {
     assert!(checked >= sizes.len());
 }
 
-/// A backend that logs every write and length change, and the write count at each sync, so
-/// that the image after any prefix of the writes can be rebuilt: a crash at that write, with
-/// the disk having kept the writes in order up to it.
-#[derive(Debug, Clone, Default)]
-struct LogBackend(Arc<Mutex<WriteLog>>);
-
-#[derive(Debug, Default)]
-struct WriteLog {
-    live: Vec<u8>,
-    ops: Vec<(u64, Option<Vec<u8>>)>,
-}
-
-impl cairn::Storage for LogBackend {
-    fn len(&self) -> std::io::Result<u64> {
-        Ok(self.0.lock().unwrap().live.len() as u64)
-    }
-    fn read(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
-        let s = self.0.lock().unwrap();
-        let o = offset as usize;
-        let src = s.live.get(o..o + out.len()).ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "read past the end")
-        })?;
-        out.copy_from_slice(src);
-        Ok(())
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        let mut s = self.0.lock().unwrap();
-        s.live.resize(len as usize, 0);
-        s.ops.push((len, None));
-        Ok(())
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        let mut s = self.0.lock().unwrap();
-        let o = offset as usize;
-        if s.live.len() < o + data.len() {
-            s.live.resize(o + data.len(), 0);
-        }
-        s.live[o..o + data.len()].copy_from_slice(data);
-        s.ops.push((offset, Some(data.to_vec())));
-        Ok(())
-    }
+/// How many writes and length changes a logging backend has seen.
+fn ops_len(log: &Arc<Mutex<Images>>) -> usize {
+    log.lock().unwrap().ops.as_ref().map_or(0, Vec::len)
 }
 
 /// The image after the first `k` operations of a log.
@@ -288,7 +266,7 @@ fn steps() -> impl proptest::strategy::Strategy<Value = Vec<Step>> {
 
 /// Runs a generated workload; returns for each batch the operation count when its commit
 /// returned and the log size after it.
-fn run_steps(ledger: &Ledger, log: &Arc<Mutex<WriteLog>>, steps: &[Step]) -> Vec<(usize, u64)> {
+fn run_steps(ledger: &Ledger, log: &Arc<Mutex<Images>>, steps: &[Step]) -> Vec<(usize, u64)> {
     let gate = Gatekeeper::default();
     let mut done = Vec::new();
     let mut turn = 0u64;
@@ -334,7 +312,7 @@ fn run_steps(ledger: &Ledger, log: &Arc<Mutex<WriteLog>>, steps: &[Step]) -> Vec
             window.clear();
         }
         b.commit().unwrap();
-        done.push((log.lock().unwrap().ops.len(), ledger.len().unwrap()));
+        done.push((ops_len(log), ledger.len().unwrap()));
     }
     done
 }
@@ -348,10 +326,10 @@ fn a_crash_at_any_write_of_generated_workloads_keeps_committed_batches_whole() {
     let (mut points, mut workloads) = (0usize, 0usize);
     while points < 1_000 {
         let steps = steps().new_tree(&mut runner).unwrap().current();
-        let backend = LogBackend::default();
+        let backend = CrashBackend::logging();
         let log = backend.0.clone();
         let ledger = Ledger::with_storage(backend).unwrap();
-        let created = log.lock().unwrap().ops.len();
+        let created = ops_len(&log);
         let done = run_steps(&ledger, &log, &steps);
         let expected: Vec<(Rid, Record)> = {
             let snap = ledger.snapshot().unwrap();
@@ -360,7 +338,7 @@ fn a_crash_at_any_write_of_generated_workloads_keeps_committed_batches_whole() {
                 .collect()
         };
         drop(ledger);
-        let ops = std::mem::take(&mut log.lock().unwrap().ops);
+        let ops = log.lock().unwrap().ops.take().unwrap_or_default();
         workloads += 1;
         for k in created..=ops.len() {
             let image = image_at(&ops, k);
