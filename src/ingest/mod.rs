@@ -32,6 +32,7 @@ use crate::record::{
 use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 
 /// The longest line accepted, in bytes (32 MiB, twice the largest record): `max-line-bytes`.
 pub const MAX_LINE_BYTES: usize = 32 * 1024 * 1024;
@@ -180,6 +181,9 @@ struct Ctx<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Run {
     heads: std::collections::HashMap<String, Option<Rid>>,
+    /// Streams this run appended a new summary to: from then on only the head is looked at
+    /// for a summary met again, as on any first ingest.
+    fresh: HashSet<String>,
 }
 
 impl Run {
@@ -404,8 +408,11 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
                     parent
                 };
                 ctx.run.heads.insert(stream, after);
-            } else if o.admitted {
-                ctx.run.heads.remove(&stream);
+            } else {
+                if o.admitted {
+                    ctx.run.heads.remove(&stream);
+                }
+                ctx.run.fresh.insert(stream);
             }
             gated(o)
         }
@@ -928,12 +935,20 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
 /// A summary without `parent` identical, parent aside, to one the stream already holds on
 /// its chain of heads (with the head or any earlier head as parent, or none) is that summary
 /// submitted again, as when a file is ingested twice, not a new summary on top of the head.
-/// Found by hashing the summary with each parent of the chain in turn: no scan.
+/// Found by hashing the summary with each parent of the chain in turn, one read a step: the
+/// whole chain at a stream's first summary line of a run, and only the head (the summary
+/// equal to the head itself) once the run has appended a new summary to the stream.
 fn met_again(ctx: &Ctx<'_>, sum: &Summary) -> Res<Option<Record>> {
     let store = |e| ctx.store_err(None, e);
     let mut parent = sum.parent;
-    let mut seen = std::collections::HashSet::new();
-    loop {
+    let mut seen = HashSet::new();
+    let mut steps = if ctx.run.fresh.contains(&sum.stream) {
+        2
+    } else {
+        usize::MAX
+    };
+    while steps > 0 {
+        steps -= 1;
         let mut again = Record::Summary(Summary {
             parent,
             ..sum.clone()
@@ -951,6 +966,7 @@ fn met_again(ctx: &Ctx<'_>, sum: &Summary) -> Res<Option<Record>> {
             _ => return Ok(None),
         };
     }
+    Ok(None)
 }
 
 /// One entry of a summary line's `claims`.

@@ -177,7 +177,12 @@ function tree(rid,hop,depth,seen,budget){
     const more=el('span','claim',' the lineage goes on below this claim, not drawn here: show it from here');
     more.onclick=()=>showClaim(rid);li.appendChild(more);return li;
   }
-  const ul=el('ul');n.children.forEach(([c,h])=>ul.appendChild(tree(c,h,depth+1,seen,budget)));li.appendChild(ul);
+  const ul=el('ul');
+  for(const [c,h] of n.children){
+    if(budget.left<=0){ul.appendChild(el('li','sub','more of this lineage is not drawn here: click a claim above to draw it from there'));break;}
+    ul.appendChild(tree(c,h,depth+1,seen,budget));
+  }
+  li.appendChild(ul);
   return li;
 }
 function showClaim(rid){

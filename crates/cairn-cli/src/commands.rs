@@ -220,14 +220,18 @@ pub fn why(
     let why = cairn::replay::why(&snap, batchless)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    // Written as it is walked; a closed pipe (`cairn why ... | head`) ends it quietly.
-    let _ = if as_json {
+    let written = if as_json {
         why.write_json(&mut out).and_then(|()| writeln!(out))
     } else {
         why.write_text(&mut out)
     };
-    let _ = out.flush();
-    Ok(0)
+    match written.and_then(|()| out.flush()) {
+        // A closed pipe (`cairn why ... | head`) ends the answer quietly.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::usage(format!(
+            "the answer could not be written to standard output ({e}); check the disk or the pipe it goes to"
+        ))),
+        _ => Ok(0),
+    }
 }
 
 /// Resolves a reference to one claim: a rid or prefix, or prior:N of a stream's head.

@@ -884,6 +884,18 @@ fn ingesting_the_same_lines_again_appends_nothing_and_changes_no_verdict() {
         .map(|l| json_line(l)["new"] == true)
         .collect();
     assert_eq!(news, [false, false, false, false, true], "{}", stdout(&o));
+
+    // On a first ingest, a summary repeated after another is proposed anew on top of the
+    // head, as before: a run that has appended to a stream looks only at its head.
+    let t = Tmp::new();
+    let again = format!("{}\n{}\n", lines.join("\n"), lines[1]);
+    let f = t.file("again.jsonl", again.as_bytes());
+    let o = t.cairn(&["ingest", "--json", f.to_str().unwrap()], None);
+    assert!(code(&o) <= 1, "{}", stderr(&o));
+    let news: Vec<bool> = (stdout(&o).lines())
+        .map(|l| json_line(l)["new"] == true)
+        .collect();
+    assert_eq!(news, [true, true, true, true, true], "{}", stdout(&o));
 }
 
 fn json_of(o: &std::process::Output) -> serde_json::Value {
