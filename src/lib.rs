@@ -35,6 +35,7 @@ pub mod checkpoint;
 mod error;
 pub mod gate;
 pub mod ingest;
+pub mod memory;
 mod merkle;
 pub mod record;
 pub mod replay;

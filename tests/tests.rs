@@ -9,6 +9,7 @@ mod golden;
 mod ingest;
 mod layers;
 mod ledgers;
+mod memory;
 mod merkle;
 mod model;
 #[cfg(feature = "model")]

@@ -282,6 +282,26 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
+    /// Calls `take` with the spans of a stream that no admitted summary has evicted, newest
+    /// first, until it returns `false`: one reverse range read of the turn index, so reading
+    /// the last few turns of a long stream costs those turns.
+    fn window_newest_first(
+        &self,
+        stream: &str,
+        mut take: impl FnMut(u64, Rid) -> Result<bool>,
+    ) -> Result<()> {
+        let turns = self.tx().table(TURNS)?;
+        let evictions = self.tx().table(EVICTIONS)?;
+        for entry in turns.range((stream, 0)..=(stream, u64::MAX))?.rev() {
+            let (k, v) = entry?;
+            let rid = v.value();
+            if evictions.get(&rid)?.is_none() && !take(k.value().1, Rid(rid))? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// The pin under (stream, name).
     fn pin(&self, stream: &str, name: &str) -> Result<Option<Rid>> {
         Ok(self

@@ -272,6 +272,25 @@ pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Res
     Ok(0)
 }
 
+pub fn context(
+    db: &Path,
+    stream: &str,
+    budget: usize,
+    as_of: Option<u64>,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    let ledger = view(db, as_of)?;
+    let snap = ledger.snapshot()?;
+    known_stream(&snap, db, Some(stream))?;
+    let c = cairn::memory::context(&snap, stream, budget)?;
+    if as_json {
+        println!("{}", c.to_json());
+    } else {
+        print!("{}", c.to_text());
+    }
+    Ok(0)
+}
+
 pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     let ledger = open_reader(db)?;
     let snap = ledger.snapshot()?;

@@ -146,6 +146,18 @@ enum Command {
         #[arg(long)]
         as_of: Option<u64>,
     },
+    /// What the stream's agent should see next, within a token budget: pins (never
+    /// dropped), the head summary's claims with status, origin and flags, then recent turns.
+    Context {
+        /// The stream.
+        stream: String,
+        /// The budget in tokens (one token per four characters, plus 4 per entry).
+        #[arg(long, default_value_t = 4000)]
+        budget: usize,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
     /// Replay a stream boundary by boundary: verdicts, claims, evictions, scores.
     Replay {
         /// The stream.
@@ -379,6 +391,11 @@ fn run(cli: &Cli) -> Outcome {
             stream,
             as_of,
         } => commands::why(&cli.db, reference, stream.as_deref(), *as_of, cli.json),
+        Command::Context {
+            stream,
+            budget,
+            as_of,
+        } => commands::context(&cli.db, stream, *budget, *as_of, cli.json),
         Command::Replay { stream, as_of } => commands::replay(&cli.db, stream, *as_of, cli.json),
         Command::Report { stream, output } => commands::report(&cli.db, stream, output),
         Command::Demo => demo(&cli.db, &gate, cli.json),

@@ -507,3 +507,24 @@ fn why_and_report_answer_on_a_chain_20_000_claims_deep() {
         "each record once in the report's data: {size} bytes"
     );
 }
+
+#[test]
+fn context_gives_the_agent_its_pins_marked_claims_and_recent_turns() {
+    let t = Tmp::new();
+    demo(&t);
+    let o = t.cairn(&["context", "staging"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("pinned (never dropped):"), "{text}");
+    assert!(
+        text.contains("[unverified, user-said, hedge-stripped] staging DB port is 5433"),
+        "{text}"
+    );
+    let v = json(&t.cairn(&["context", "staging", "--budget", "20", "--json"], None));
+    assert_eq!(v["claims"].as_array().unwrap().len(), 0);
+    assert_eq!(v["dropped_claims"], 1);
+    assert!(v["used"].as_u64().unwrap() <= 20);
+    let o = t.cairn(&["context", "stagign"], None);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("has no stream \"stagign\""), "{}", stderr(&o));
+}

@@ -1,0 +1,284 @@
+//! The read path: what an agent gets back from its memory (SPEC.md section 10a).
+//!
+//! [`context`] answers "what should the agent see on its next turn": the stream's pins first,
+//! never dropped; then the head summary's claims with their status, origin and flags, so a
+//! model can tell a fact from a guess; then the raw spans no admitted summary evicted, newest
+//! first, as far as the token budget goes. Every part is read from tables the store derives at
+//! append (pins, heads, verdicts, statuses, the turn and eviction indexes), never by a scan of
+//! the log.
+
+use crate::error::Result;
+use crate::record::{Gate, Origin, PinClass, Record, Rid, Role, Status};
+use crate::store::Read;
+
+/// Tokens an entry costs beyond its text: its label, status and separators.
+pub const ENTRY_TOKENS: usize = 4;
+
+/// The tokens a text is counted as: one per four characters, rounded up, plus
+/// [`ENTRY_TOKENS`]. An approximation of BPE tokenisers on English text (about four characters
+/// a token), stated so that a budget means the same on every machine.
+pub fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4) + ENTRY_TOKENS
+}
+
+/// One pinned constraint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinLine {
+    /// The pin's name.
+    pub pin: String,
+    /// What kind of constraint.
+    pub class: PinClass,
+    /// The constraint, verbatim.
+    pub text: String,
+    /// The span it was taken from, if the pin names one.
+    pub witness: Option<Rid>,
+}
+
+/// One claim of the head summary, with how far it can be trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimLine {
+    /// The claim.
+    pub rid: Rid,
+    /// Its text.
+    pub text: String,
+    /// Its status in the head summary's verdict.
+    pub status: Status,
+    /// Its provenance tag.
+    pub origin: Origin,
+    /// The flags the gates raised on it without refusing (`laundered-claim`, `hedge-stripped`,
+    /// ...), by gate name.
+    pub flags: Vec<Gate>,
+    /// What it cites.
+    pub witnesses: Vec<Rid>,
+}
+
+/// One raw span still in the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanLine {
+    /// The span.
+    pub rid: Rid,
+    /// Its turn.
+    pub turn: u64,
+    /// Who spoke.
+    pub role: Role,
+    /// What was said.
+    pub text: String,
+}
+
+/// What an agent should see of a stream on its next turn, within a token budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// The stream.
+    pub stream: String,
+    /// The budget asked for, in tokens (see [`tokens`]).
+    pub budget: usize,
+    /// The tokens the answer uses.
+    pub used: usize,
+    /// The pins alone exceed the budget: they are all returned anyway.
+    pub over_budget: bool,
+    /// Every pinned item of the stream, pins in name order, items in the order pinned.
+    pub pins: Vec<PinLine>,
+    /// The head summary, if the stream has one.
+    pub head: Option<Rid>,
+    /// Its claims, in the summary's order, as many as the budget allows.
+    pub claims: Vec<ClaimLine>,
+    /// Claims of the head left out for the budget.
+    pub dropped_claims: usize,
+    /// Spans no admitted summary evicted, newest first, as many as the budget allows.
+    pub spans: Vec<SpanLine>,
+    /// Spans of the window left out for the budget.
+    pub dropped_spans: u64,
+}
+
+/// What `stream`'s agent should see next, within `budget` tokens: pins (never dropped), then
+/// the head summary's claims in order, then the window's spans newest first. When the budget
+/// runs short, spans go first (the oldest of them), then claims (the last of them); a part
+/// that does not fit is left out whole, never cut. A stream the ledger does not hold gives an
+/// empty context.
+pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context> {
+    let mut used = 0;
+    let mut pins = Vec::new();
+    for (name, rid) in read.pins(stream)? {
+        if let Some(Record::Pin(pin)) = read.get(&rid)? {
+            for item in pin.items {
+                used += tokens(&item.text);
+                pins.push(PinLine {
+                    pin: name.clone(),
+                    class: item.class,
+                    text: item.text,
+                    witness: item.witness,
+                });
+            }
+        }
+    }
+    let over_budget = used > budget;
+    let state = read.stream(stream)?;
+    let mut claims = Vec::new();
+    let mut dropped_claims = 0;
+    if let Some(head) = state.head {
+        let verdict = match read.verdict_of(&head)? {
+            Some(v) => match read.get(&v)? {
+                Some(Record::Verdict(v)) => Some(v),
+                _ => None,
+            },
+            None => None,
+        };
+        let summary = match read.get(&head)? {
+            Some(Record::Summary(s)) => s.claims,
+            _ => Vec::new(),
+        };
+        for rid in summary {
+            let Some(Record::Claim(claim)) = read.get(&rid)? else {
+                continue;
+            };
+            let cost = tokens(&claim.text);
+            if dropped_claims > 0 || used + cost > budget {
+                dropped_claims += 1;
+                continue;
+            }
+            used += cost;
+            let status = (verdict.as_ref())
+                .and_then(|v| v.claims.iter().find(|c| c.claim == rid))
+                .map(|c| c.status)
+                .unwrap_or(Status::Unverified);
+            let mut flags: Vec<Gate> = (verdict.iter())
+                .flat_map(|v| v.findings.iter())
+                .filter(|f| f.subject == rid)
+                .map(|f| f.gate)
+                .collect();
+            flags.dedup();
+            claims.push(ClaimLine {
+                rid,
+                text: claim.text,
+                status,
+                origin: claim.origin,
+                flags,
+                witnesses: claim.witnesses,
+            });
+        }
+    }
+    let mut spans = Vec::new();
+    // Spans give way to claims: once a claim is left out, so is every span.
+    let mut full = dropped_claims > 0;
+    read.window_newest_first(stream, |turn, rid| {
+        if full {
+            return Ok(false);
+        }
+        if let Some(Record::Span(s)) = read.get(&rid)? {
+            let cost = tokens(&s.text);
+            if used + cost > budget {
+                full = true;
+                return Ok(false);
+            }
+            used += cost;
+            spans.push(SpanLine {
+                rid,
+                turn,
+                role: s.role,
+                text: s.text,
+            });
+        }
+        Ok(true)
+    })?;
+    let window = state.spans.saturating_sub(state.evicted);
+    Ok(Context {
+        stream: stream.to_string(),
+        budget,
+        used,
+        over_budget,
+        pins,
+        head: state.head,
+        claims,
+        dropped_claims,
+        dropped_spans: window.saturating_sub(spans.len() as u64),
+        spans,
+    })
+}
+
+impl Context {
+    /// The context as a JSON object: `stream`, `budget`, `used`, `over_budget`, `pins`
+    /// (`pin`, `class`, `text`, `witness`), `head`, `claims` (`rid`, `text`, `status`,
+    /// `origin`, `flags`, `witnesses`), `dropped_claims`, `spans` (`rid`, `turn`, `role`,
+    /// `text`, newest first) and `dropped_spans`. Rids are full hex.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "stream": self.stream,
+            "budget": self.budget,
+            "used": self.used,
+            "over_budget": self.over_budget,
+            "pins": self.pins.iter().map(|p| json!({
+                "pin": p.pin, "class": p.class.name(), "text": p.text,
+                "witness": p.witness.map(|w| w.to_hex()),
+            })).collect::<Vec<_>>(),
+            "head": self.head.map(|h| h.to_hex()),
+            "claims": self.claims.iter().map(|c| json!({
+                "rid": c.rid.to_hex(), "text": c.text, "status": c.status.name(),
+                "origin": c.origin.tag(),
+                "flags": c.flags.iter().map(|g| g.name()).collect::<Vec<_>>(),
+                "witnesses": c.witnesses.iter().map(|w| w.to_hex()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "dropped_claims": self.dropped_claims,
+            "spans": self.spans.iter().map(|s| json!({
+                "rid": s.rid.to_hex(), "turn": s.turn, "role": s.role.name(), "text": s.text,
+            })).collect::<Vec<_>>(),
+            "dropped_spans": self.dropped_spans,
+        })
+    }
+
+    /// The context as text for a model or a person: one line a pin, a claim (its status,
+    /// origin and flags in brackets first) or a span (turn and role first).
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let over = if self.over_budget {
+            "; the pins alone exceed the budget, and are all given"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "context of stream {}: {} of {} tokens{over}",
+            self.stream, self.used, self.budget
+        );
+        if !self.pins.is_empty() {
+            let _ = writeln!(out, "pinned (never dropped):");
+            for p in &self.pins {
+                let _ = writeln!(out, "  [{}] {}", p.class.name(), one_line(&p.text));
+            }
+        }
+        if let Some(head) = self.head {
+            let _ = writeln!(out, "claims of the head summary {}:", head.short());
+            for c in &self.claims {
+                let mut tags = vec![c.status.name(), c.origin.tag().unwrap_or("no origin")];
+                tags.extend(c.flags.iter().map(|g| g.name()));
+                let _ = writeln!(out, "  [{}] {}", tags.join(", "), one_line(&c.text));
+            }
+        }
+        if !self.spans.is_empty() {
+            let _ = writeln!(out, "recent turns, newest first:");
+            for s in &self.spans {
+                let _ = writeln!(
+                    out,
+                    "  turn {} {}: {}",
+                    s.turn,
+                    s.role.name(),
+                    one_line(&s.text)
+                );
+            }
+        }
+        if self.dropped_claims > 0 || self.dropped_spans > 0 {
+            let _ = writeln!(
+                out,
+                "left out for the budget: {} of the head's claims, {} of the window's turns",
+                self.dropped_claims, self.dropped_spans
+            );
+        }
+        out
+    }
+}
+
+/// A text on one line: line breaks become spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
