@@ -160,3 +160,50 @@ fn preferences_policy_rules_and_identifiers() {
         "failed-attempt"
     ));
 }
+
+/// Classifier version 4 (derived rules 4): account ids, year-first dates, and names in a
+/// system prompt's persona and in a tool's one-line answer; each beside a near miss.
+#[test]
+fn account_ids_dates_and_persona_names_are_identifiers() {
+    let ids = |role: Role, text: &str| -> Vec<String> {
+        let span = Span {
+            stream: "c".into(),
+            turn: 1,
+            role,
+            tool: None,
+            text: text.into(),
+        };
+        (classify(Rid([0; 32]), &span).into_iter())
+            .filter(|i| i.class.name() == "identifier")
+            .map(|i| i.text)
+            .collect()
+    };
+    assert_eq!(
+        ids(
+            Role::System,
+            "You are Noah Muller. Your user id is noah_muller_9847."
+        ),
+        ["noah_muller_9847", "Noah Muller"]
+    );
+    // A place in a simulated user's wish is not the persona's name.
+    assert!(ids(Role::System, "You want to fly from New York to Seattle.").is_empty());
+    assert_eq!(
+        ids(Role::System, "Add passenger Kevin, born 2001-04-12."),
+        ["2001-04-12"]
+    );
+    assert_eq!(
+        ids(
+            Role::Tool,
+            "Account has been pulled up for Alessandro Phoenix."
+        ),
+        ["Alessandro Phoenix"]
+    );
+    // A tool's listing is not a name line.
+    assert!(ids(
+        Role::Tool,
+        "# TODOs\n\n## How To Use This File\n\nThis file tracks work items."
+    )
+    .is_empty());
+    // A snake_case name without digits is code, not an account.
+    assert!(ids(Role::User, "rename the read_config function").is_empty());
+}

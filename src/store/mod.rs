@@ -58,8 +58,10 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
 /// Version 1 (ledgers created before 2026-11-30): a self-authored summary without a parent has
 /// depth 1. Version 2: it has depth 0, as seed 001's `cycle_depth` counts, so a summary's depth
 /// is the number of re-summarisations since the last grounding. Version 3: the classifier also
-/// finds preferences, policy rules and identifiers (SPEC.md section 8.3).
-pub const DERIVED_RULES: u8 = 3;
+/// finds preferences, policy rules and identifiers (SPEC.md section 8.3). Version 4
+/// (2026-12-01): identifiers also include account ids and dates, and names in a tool's one-line
+/// answer and in a system prompt's persona ("You are Noah Muller").
+pub const DERIVED_RULES: u8 = 4;
 
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;

@@ -441,7 +441,7 @@ fn is_request(s: &str) -> bool {
 /// (commits), since their paths and numbers are mostly noise; from people booking and order
 /// codes, long numbers (phones), postcodes, amounts, hashes, paths and versions, and names (two
 /// or more capitalised words inside a sentence).
-fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
+fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let ids = identifiers(text);
     // A short answer that is an identifier: "aphoenix939", "Alessandro Phoenix".
@@ -482,7 +482,11 @@ fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
             (_, IdKind::Code) => {
                 // A booking reference or postcode: letters and digits, mostly upper case.
                 let upper = t.chars().filter(char::is_ascii_uppercase).count();
-                t.len() >= 5 && letters >= 2 && digits >= 1 && upper * 2 >= letters
+                // Version 4: an account id ("noah_muller_9847") or a date ("2001-04-12").
+                let account = t.contains('_') && letters >= 2 && digits >= 1;
+                let date = is_date(t);
+                (t.len() >= 5 && letters >= 2 && digits >= 1 && upper * 2 >= letters)
+                    || (rules >= 4 && (account || date))
             }
             (_, IdKind::Number) => digits >= 7 || amount(t),
         };
@@ -504,8 +508,21 @@ fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
             out.push(text.trim().to_string());
         }
     }
-    if voice == Voice::Assistant {
+    // Names: two or more capitalised words inside a sentence, from the assistant; since
+    // version 4 also from a system prompt ("You are Noah Muller.") and a tool ("Account has
+    // been pulled up for Alessandro Phoenix.").
+    // A tool's name line is one short line, not a listing; a system prompt's is the persona's
+    // own ("You are ...", "Your name is ...").
+    let short_line = text.len() <= 200 && !text.trim().contains('\n');
+    let names = voice == Voice::Assistant
+        || (rules >= 4 && voice == Voice::Tool && short_line)
+        || (rules >= 4 && voice == Voice::System);
+    if names {
         for s in sentences(text) {
+            let l = lower(s);
+            if voice == Voice::System && !PERSONA_NAMES.iter().any(|p| l.starts_with(p)) {
+                continue;
+            }
             let words: Vec<&str> = s.split_whitespace().collect();
             let mut run: Vec<&str> = Vec::new();
             for (i, w) in words.iter().enumerate() {
@@ -531,9 +548,22 @@ fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
     out
 }
 
+/// How a system prompt that plays the user names them.
+const PERSONA_NAMES: &[&str] = &[" you are ", " your name is ", " your name's "];
+
+/// Whether a token is a calendar date written year first: `2001-04-12`.
+fn is_date(t: &str) -> bool {
+    let parts: Vec<&str> = t.split('-').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        && parts[0].len() == 4
+}
+
 /// The items of rules version 3 beside those of version 2: preferences and requested
 /// quantities from the user, rules from the system, identifiers from anyone.
-fn classify_v3(voice: Voice, text: &str, out: &mut Vec<Found>) {
+fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
     let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
@@ -562,7 +592,7 @@ fn classify_v3(voice: Voice, text: &str, out: &mut Vec<Found>) {
             Voice::Tool | Voice::Assistant => {}
         }
     }
-    for id in pinned_identifiers(voice, text) {
+    for id in pinned_identifiers(voice, text, rules) {
         out.push(item(Class::Identifier, &id));
     }
 }
@@ -601,7 +631,7 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
         }
     }
     if rules >= 3 {
-        classify_v3(voice, text, &mut out);
+        classify_v3(voice, text, rules, &mut out);
     }
     out
 }

@@ -526,5 +526,9 @@ fn context_gives_the_agent_its_pins_marked_claims_and_recent_turns() {
     assert!(v["used"].as_u64().unwrap() <= 20);
     let o = t.cairn(&["context", "stagign"], None);
     assert_eq!(code(&o), 2);
-    assert!(stderr(&o).contains("has no stream \"stagign\""), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("has no stream \"stagign\""),
+        "{}",
+        stderr(&o)
+    );
 }
