@@ -91,22 +91,24 @@ fn facts_with_dont_are_not_prohibitions_and_typographic_apostrophes_count() {
     }
 }
 
+/// The (class, text) of each item the current classifier finds in one span.
+fn found(role: Role, text: &str) -> Vec<(String, String)> {
+    let span = Span {
+        stream: "c".into(),
+        turn: 1,
+        role,
+        tool: None,
+        text: text.into(),
+    };
+    (classify(Rid([0; 32]), &span).into_iter())
+        .map(|i| (i.class.name().to_string(), i.text))
+        .collect()
+}
+
 /// Classifier version 3 (derived rules 3): preferences the user states, rules a system prompt
 /// states, identifiers kept verbatim; each beside a near miss that is not one.
 #[test]
 fn preferences_policy_rules_and_identifiers() {
-    let found = |role: Role, text: &str| -> Vec<(String, String)> {
-        let span = Span {
-            stream: "c".into(),
-            turn: 1,
-            role,
-            tool: None,
-            text: text.into(),
-        };
-        (classify(Rid([0; 32]), &span).into_iter())
-            .map(|i| (i.class.name().to_string(), i.text))
-            .collect()
-    };
     let has = |role, text, class: &str| found(role, text).iter().any(|(c, _)| c == class);
     // Preferences, and a request for information that is not one.
     assert!(has(
@@ -166,16 +168,9 @@ fn preferences_policy_rules_and_identifiers() {
 #[test]
 fn account_ids_dates_and_persona_names_are_identifiers() {
     let ids = |role: Role, text: &str| -> Vec<String> {
-        let span = Span {
-            stream: "c".into(),
-            turn: 1,
-            role,
-            tool: None,
-            text: text.into(),
-        };
-        (classify(Rid([0; 32]), &span).into_iter())
-            .filter(|i| i.class.name() == "identifier")
-            .map(|i| i.text)
+        (found(role, text).into_iter())
+            .filter(|(c, _)| c == "identifier")
+            .map(|(_, t)| t)
             .collect()
     };
     assert_eq!(
