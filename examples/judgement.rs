@@ -86,6 +86,21 @@ fn claims(split: &str) {
             _ => pair["kind"].as_str().unwrap_or("").to_string(),
         };
         let (admitted, status) = judge(&gate, &pair).expect("gating");
+        let caught = !admitted || matches!(status, Status::Fabricated | Status::Unanchored);
+        let miss = if pair["label"] == "faithful" {
+            !admitted || status != Status::Verified
+        } else {
+            !caught
+        };
+        // On the dev split only (tuning never reads the test split's misses).
+        if split == "dev" && miss && std::env::var("JUDGEMENT_SHOW").is_ok_and(|c| c == "claims") {
+            println!(
+                "{kind} {} | {} | {}",
+                status.name(),
+                pair["claim"],
+                pair["witness"]["text"]
+            );
+        }
         let t = by_kind.entry(kind).or_default();
         t.n += 1;
         t.refused += usize::from(!admitted);
