@@ -41,7 +41,8 @@ pub struct ClaimLine {
     pub rid: Rid,
     /// Its text.
     pub text: String,
-    /// Its status in the head summary's verdict.
+    /// Its standing: the status the head summary's verdict gave it, or verified once it was
+    /// re-grounded (the store's `status` table).
     pub status: Status,
     /// Its provenance tag.
     pub origin: Origin,
@@ -128,19 +129,21 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
             _ => Vec::new(),
         };
         for rid in summary {
+            // Once one claim is left out, the rest are counted, not read.
+            if dropped_claims > 0 {
+                dropped_claims += 1;
+                continue;
+            }
             let Some(Record::Claim(claim)) = read.get(&rid)? else {
                 continue;
             };
             let cost = tokens(&claim.text);
-            if dropped_claims > 0 || used + cost > budget {
+            if used + cost > budget {
                 dropped_claims += 1;
                 continue;
             }
             used += cost;
-            let status = (verdict.as_ref())
-                .and_then(|v| v.claims.iter().find(|c| c.claim == rid))
-                .map(|c| c.status)
-                .unwrap_or(Status::Unverified);
+            let status = read.status(&rid)?.unwrap_or(Status::Unverified);
             let mut flags: Vec<Gate> = (verdict.iter())
                 .flat_map(|v| v.findings.iter())
                 .filter(|f| f.subject == rid)
