@@ -509,10 +509,8 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
         }
     }
     // Names: two or more capitalised words inside a sentence, from the assistant; since
-    // version 4 also from a system prompt ("You are Noah Muller.") and a tool ("Account has
-    // been pulled up for Alessandro Phoenix.").
-    // A tool's name line is one short line, not a listing; a system prompt's is the persona's
-    // own ("You are ...", "Your name is ...").
+    // version 4 also from a tool's one short line ("Account has been pulled up for Alessandro
+    // Phoenix."), not a listing, and from a system prompt's persona sentence ("You are ...").
     let short_line = text.len() <= 200 && !text.trim().contains('\n');
     let names = voice == Voice::Assistant
         || (rules >= 4 && voice == Voice::Tool && short_line)
