@@ -22,6 +22,10 @@ pub enum ErrorKind {
     /// A write was asked of a ledger opened read-only.
     #[error("the ledger {} is open read-only, so nothing can be appended; open it with Ledger::open to write", .0.display())]
     ReadOnly(PathBuf),
+    /// A ledger written before the recall index existed, opened read-only, so the index
+    /// could not be built.
+    #[error("this ledger was written before cairn kept a recall index, and it is open read-only, so the index cannot be built; open it for writing once (any command that writes, such as `cairn --db LEDGER ingest /dev/null`) and the index is built from its records")]
+    NoRecallIndex,
     /// A crash left the ledger mid-write, and a read-only open does not recover it.
     #[error("the ledger {} was left mid-write by a crash and needs recovery, which reading it does not do; open it for writing once (any command that writes, such as `cairn --db {} ingest /dev/null`) and it is recovered", .0.display(), .0.display())]
     NeedsRecovery(PathBuf),

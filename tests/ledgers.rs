@@ -116,3 +116,31 @@ fn a_new_ledger_derives_by_the_current_rules() {
         "{classes:?}"
     );
 }
+
+#[test]
+fn an_old_ledger_gets_its_recall_index_when_first_opened_for_writing() {
+    let t = Tmp::new();
+    std::fs::copy("tests/data/ledgers/demo-v1.redb", t.db()).expect("copy the fixture");
+    // Read-only, the old ledger has no index and cannot build one: recall says what to do.
+    let reader = Ledger::open_read_only(t.db()).unwrap();
+    let err = cairn::memory::recall(&reader.snapshot().unwrap(), "staging port", None, 5)
+        .expect_err("no index yet");
+    assert!(
+        err.to_string().contains("open it for writing once"),
+        "{err}"
+    );
+    assert!(
+        reader.verify().unwrap().ok(),
+        "verify passes without the index"
+    );
+    drop(reader);
+    // Opened for writing, it is indexed from its records, and verify compares the index.
+    let ledger = Ledger::open(t.db()).unwrap();
+    let hits = cairn::memory::recall(&ledger.snapshot().unwrap(), "staging port", None, 5)
+        .unwrap()
+        .hits;
+    assert!(hits.iter().any(|h| h.text.contains("5433")), "{hits:?}");
+    let report = ledger.verify().unwrap();
+    assert!(report.ok(), "{:?}", report.discrepancies);
+    assert_eq!(report.tables_compared, 22);
+}

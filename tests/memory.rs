@@ -17,18 +17,21 @@ const LINES: &str = r#"{"kind":"span","stream":"s","turn":1,"role":"user","text"
 "#;
 
 fn ledger() -> Ledger {
+    written(usize::MAX)
+}
+
+/// The lines written `per_batch` to a batch.
+fn written(per_batch: usize) -> Ledger {
     let ledger = Ledger::in_memory().unwrap();
-    let mut b = ledger.batch().unwrap();
-    for (i, line) in LINES.lines().enumerate() {
-        apply_line(
-            &mut b,
-            &Gatekeeper::default(),
-            i as u64 + 1,
-            line.as_bytes(),
-        )
-        .unwrap();
+    let lines: Vec<&str> = LINES.lines().collect();
+    for (k, chunk) in lines.chunks(per_batch).enumerate() {
+        let mut b = ledger.batch().unwrap();
+        for (i, line) in chunk.iter().enumerate() {
+            let n = (k * per_batch + i) as u64 + 1;
+            apply_line(&mut b, &Gatekeeper::default(), n, line.as_bytes()).unwrap();
+        }
+        b.commit().unwrap();
     }
-    b.commit().unwrap();
     ledger
 }
 
@@ -91,4 +94,61 @@ fn a_short_budget_drops_old_turns_first_then_claims_and_never_pins() {
     // A stream the ledger does not hold has an empty context.
     let c = context(&snap, "nope", 100).unwrap();
     assert!(c.pins.is_empty() && c.claims.is_empty() && c.spans.is_empty() && c.head.is_none());
+}
+
+#[test]
+fn recall_ranks_spans_and_claims_with_their_standing_and_finds_evicted_turns() {
+    let ledger = ledger();
+    let snap = ledger.snapshot().unwrap();
+    let r = cairn::memory::recall(&snap, "what port is staging on", Some("s"), 10).unwrap();
+    assert!(r.hits.len() >= 3, "{r:?}");
+    // The claim carries its standing: admitted, not verified, user-said, citing turn 2.
+    let claim = r
+        .hits
+        .iter()
+        .find(|h| h.text.contains("5433") && h.turn.is_none());
+    let claim = claim.expect("the laundered claim is found");
+    assert!(claim.admitted);
+    assert_ne!(claim.status, Some(Status::Verified));
+    assert_eq!(claim.witnesses.len(), 1);
+    assert_eq!(claim.witnesses[0].1, Some(2));
+    // The evicted hedge is found and marked evicted; the tool's answer is not evicted.
+    let hedge = r.hits.iter().find(|h| h.turn == Some(2)).expect("turn 2");
+    assert!(hedge.evicted);
+    let tool = r.hits.iter().find(|h| h.turn == Some(3)).expect("turn 3");
+    assert!(!tool.evicted);
+    // Best first; a span about nothing asked ranks below them or not at all.
+    assert!(r.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(!r.hits.iter().take(3).any(|h| h.turn == Some(5)));
+    // Near miss: the same query in another stream finds nothing, and a limit is kept.
+    assert!(cairn::memory::recall(&snap, "staging port", Some("t"), 10)
+        .unwrap()
+        .hits
+        .is_empty());
+    assert_eq!(
+        cairn::memory::recall(&snap, "staging port", None, 1)
+            .unwrap()
+            .hits
+            .len(),
+        1
+    );
+    let json = r.to_json();
+    assert!(json["hits"][0]["kind"].as_str().is_some());
+}
+
+#[test]
+fn recall_index_is_rebuilt_by_verify_and_matches_one_batch_or_many() {
+    // Texts appended over many batches give the same index as all in one (verify rebuilds in
+    // one batch and compares).
+    let stepwise = written(1);
+    let report = stepwise.verify().unwrap();
+    assert!(report.ok(), "{:?}", report.discrepancies);
+    assert_eq!(report.tables_compared, 22);
+    let whole = ledger();
+    let one = whole.snapshot().unwrap();
+    let many = stepwise.snapshot().unwrap();
+    let q = "DROP TABLE production";
+    let a = cairn::memory::recall(&one, q, None, 5).unwrap();
+    let b = cairn::memory::recall(&many, q, None, 5).unwrap();
+    assert_eq!(a.hits, b.hits);
 }

@@ -7,6 +7,10 @@
 //! append (pins, heads, verdicts, statuses, the turn and eviction indexes), never by a scan of
 //! the log.
 
+mod recall;
+
+pub use recall::{recall, Hit, Recall, MAX_LIMIT, POSTINGS_READ, RESCORED};
+
 use crate::error::Result;
 use crate::record::{Gate, Origin, PinClass, Record, Rid, Role, Status};
 use crate::store::Read;

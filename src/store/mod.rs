@@ -2,6 +2,7 @@
 
 mod backend;
 mod read;
+mod recall;
 mod tables;
 mod verify;
 
@@ -113,6 +114,8 @@ pub struct Snapshot {
 pub struct Batch {
     txn: WriteTransaction,
     rules: u8,
+    /// Recall postings of this batch's texts not yet written (section 10b).
+    recall: recall::Pending,
 }
 
 /// The result of an append.
@@ -294,7 +297,33 @@ impl Ledger {
             rules,
         };
         ledger.rules = ledger.init(rules)?;
+        ledger.build_recall_index()?;
         Ok(ledger)
+    }
+
+    /// Builds the recall index of a ledger written before it existed (SPEC.md section 10b),
+    /// from its records, in one transaction; a ledger that has it is left as it is.
+    fn build_recall_index(&self) -> Result<()> {
+        let txn = self.db.begin_write(&self.path)?;
+        if txn.open_table(META)?.get(RECALL_META)?.is_some() {
+            return Ok(());
+        }
+        let mut pending = recall::Pending::default();
+        {
+            let records = txn.open_table(RECORDS)?;
+            for entry in records.iter()? {
+                let (index, bytes) = entry?;
+                pending.add(&decode(bytes.value())?, index.value());
+                if pending.full() {
+                    pending.flush(&txn)?;
+                }
+            }
+        }
+        pending.flush(&txn)?;
+        txn.open_table(META)?
+            .insert(RECALL_META, [RECALL_VERSION].as_slice())?;
+        txn.commit()?;
+        Ok(())
     }
 
     /// Creates a new ledger file under a temporary name and renames it into place once its
@@ -442,9 +471,13 @@ impl Ledger {
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
+        txn.open_table(RECALL)?;
+        txn.open_table(RECALL_STREAMS)?;
+        txn.open_table(TERMS)?;
         {
             let mut meta = txn.open_table(META)?;
             meta.insert("format", [FORMAT_VERSION].as_slice())?;
+            meta.insert(RECALL_META, [RECALL_VERSION].as_slice())?;
             meta.insert("ledger_id", new_ledger_id(&self.path).as_slice())?;
             meta.insert("rules", [rules].as_slice())?;
         }
@@ -486,6 +519,7 @@ impl Ledger {
         Ok(Batch {
             txn: self.db.begin_write(&self.path)?,
             rules: self.rules,
+            recall: recall::Pending::default(),
         })
     }
 
@@ -655,6 +689,10 @@ impl Batch {
         self.check_unique(&record)?;
         let index = self.write(&record, rid, &bytes)?;
         self.derive(&record, rid)?;
+        self.recall.add(&record, index);
+        if self.recall.full() {
+            self.recall.flush(&self.txn)?;
+        }
         Ok(Appended {
             rid,
             index,
@@ -677,7 +715,8 @@ impl Batch {
     }
 
     /// Makes every append of the batch durable at once.
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(mut self) -> Result<()> {
+        self.recall.flush(&self.txn)?;
         Ok(self.txn.commit()?)
     }
 
@@ -996,6 +1035,11 @@ impl Batch {
         })
     }
 }
+
+/// The meta entry that says a ledger has the recall index, and its version.
+pub(crate) const RECALL_META: &str = "recall";
+/// The version of the recall index's terms and weights (`text::terms`).
+const RECALL_VERSION: u8 = 1;
 
 /// Stores the hash of every perfect subtree that leaf `index` (just written to `log`)
 /// completes, reading the left siblings from the open log and Merkle tables.

@@ -460,6 +460,54 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
+    /// Whether the ledger holds the recall index (SPEC.md section 10b): a ledger written
+    /// before it existed gets it when it is first opened for writing.
+    fn has_recall_index(&self) -> Result<bool> {
+        Ok(self.tx().table(META)?.get(super::RECALL_META)?.is_some())
+    }
+
+    /// The number of spans and claims whose text holds `term`; for the empty term, the number
+    /// of spans and claims indexed.
+    fn texts_with(&self, term: &str) -> Result<u64> {
+        Ok(self.tx().table(TERMS)?.get(term)?.map_or(0, |g| g.value()))
+    }
+
+    /// Calls `take` with the recall index's postings of `term` (weight, log index), over all
+    /// streams or over `stream` only, heaviest first and newest first among equals, until it
+    /// returns `false`.
+    fn postings(
+        &self,
+        stream: Option<&str>,
+        term: &str,
+        mut take: impl FnMut(u16, u64) -> bool,
+    ) -> Result<()> {
+        match stream {
+            None => {
+                let table = self.tx().table(RECALL)?;
+                for entry in table
+                    .range((term, 0, 0)..=(term, u16::MAX, u64::MAX))?
+                    .rev()
+                {
+                    let (_, w, index) = entry?.0.value();
+                    if !take(w, index) {
+                        break;
+                    }
+                }
+            }
+            Some(s) => {
+                let table = self.tx().table(RECALL_STREAMS)?;
+                let range = (s, term, 0, 0)..=(s, term, u16::MAX, u64::MAX);
+                for entry in table.range(range)?.rev() {
+                    let (_, _, w, index) = entry?.0.value();
+                    if !take(w, index) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Resolves a full rid or a unique hex prefix of at least 8 characters.
     fn resolve(&self, text: &str) -> Result<Rid> {
         let not_a_rid = || ErrorKind::Reference(RefError::NotARid(text.to_string()));

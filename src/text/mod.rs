@@ -4,6 +4,7 @@
 //! the crate (SPEC.md section 15).
 
 pub mod classify;
+pub mod terms;
 
 /// A fast hasher for the scorer's own words and texts, where SipHash's flood resistance buys
 /// nothing (the keys are the ledger's own words, not a server's input): eight bytes at a time
@@ -519,4 +520,9 @@ pub fn says_not_sure(text: &str) -> bool {
     text.as_bytes()
         .windows(8)
         .any(|w| w.eq_ignore_ascii_case(b"not sure"))
+}
+
+/// Whether a word holds an ASCII digit.
+pub fn has_digit(w: &str) -> bool {
+    w.bytes().any(|b| b.is_ascii_digit())
 }

@@ -291,6 +291,26 @@ pub fn context(
     Ok(0)
 }
 
+pub fn recall(
+    db: &Path,
+    query: &str,
+    stream: Option<&str>,
+    limit: usize,
+    as_of: Option<u64>,
+    as_json: bool,
+) -> Result<u8, Failure> {
+    let ledger = view(db, as_of)?;
+    let snap = ledger.snapshot()?;
+    known_stream(&snap, db, stream)?;
+    let r = cairn::memory::recall(&snap, query, stream, limit)?;
+    if as_json {
+        println!("{}", r.to_json());
+    } else {
+        print!("{}", r.to_text());
+    }
+    Ok(0)
+}
+
 pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     let ledger = open_reader(db)?;
     let snap = ledger.snapshot()?;

@@ -158,6 +158,21 @@ enum Command {
         #[arg(long)]
         as_of: Option<u64>,
     },
+    /// Find the spans and claims that match a query, ranked (BM25), each with its standing:
+    /// a span's turn and whether it was evicted, a claim's status, origin and witnesses.
+    Recall {
+        /// The query, in words ("what port is staging on").
+        query: String,
+        /// Search this stream only (all streams when left out).
+        #[arg(long)]
+        stream: Option<String>,
+        /// The most hits to give (at most 1000).
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// The ledger as it was at this log size.
+        #[arg(long)]
+        as_of: Option<u64>,
+    },
     /// Replay a stream boundary by boundary: verdicts, claims, evictions, scores.
     Replay {
         /// The stream.
@@ -396,6 +411,12 @@ fn run(cli: &Cli) -> Outcome {
             budget,
             as_of,
         } => commands::context(&cli.db, stream, *budget, *as_of, cli.json),
+        Command::Recall {
+            query,
+            stream,
+            limit,
+            as_of,
+        } => commands::recall(&cli.db, query, stream.as_deref(), *limit, *as_of, cli.json),
         Command::Replay { stream, as_of } => commands::replay(&cli.db, stream, *as_of, cli.json),
         Command::Report { stream, output } => commands::report(&cli.db, stream, output),
         Command::Demo => demo(&cli.db, &gate, cli.json),

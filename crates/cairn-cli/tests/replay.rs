@@ -532,3 +532,44 @@ fn context_gives_the_agent_its_pins_marked_claims_and_recent_turns() {
         stderr(&o)
     );
 }
+
+#[test]
+fn recall_finds_the_port_with_its_standing_and_the_evicted_hedge() {
+    let t = Tmp::new();
+    demo(&t);
+    let o = t.cairn(&["recall", "what port is staging on"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains(
+            "[staging claim, unverified, user-said, cites turn 1] staging DB port is 5433"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("turn 1 user, evicted] I think the staging DB"),
+        "{text}"
+    );
+    let v = json(&t.cairn(
+        &[
+            "recall",
+            "DROP TABLE",
+            "--stream",
+            "migration",
+            "--limit",
+            "1",
+            "--json",
+        ],
+        None,
+    ));
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["stream"], "migration");
+    let o = t.cairn(&["recall", "port", "--stream", "stagign"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("has no stream \"stagign\""),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,285 @@
+//! `recall`: the spans and claims that match a query, ranked by BM25, each with how far it can
+//! be trusted (SPEC.md section 10b).
+//!
+//! The store keeps, for every term, its postings in weight order (the `recall` and
+//! `recall_streams` tables, written in the append's transaction). A query reads at most
+//! [`POSTINGS_READ`] postings of each of its terms, heaviest first, adds up each text's
+//! partial score, and rescores the best [`RESCORED`] (or four times the limit) exactly from
+//! their own text. A term held by fewer texts than [`POSTINGS_READ`] is read whole, so a
+//! text holding a rare query term is always among the candidates; what the bound can miss is
+//! a text that matches only common terms, weakly.
+
+use crate::error::{ErrorKind, Result};
+use crate::record::{Kind, Origin, Record, Rid, Role, Status};
+use crate::store::Read;
+use crate::text::terms::{dequantize, idf, occurrences, terms, weight};
+use std::collections::HashMap;
+
+/// Postings read of each query term, at most.
+pub const POSTINGS_READ: usize = 1_000;
+/// Candidates rescored from their text, at least.
+pub const RESCORED: usize = 50;
+/// The most hits one query returns.
+pub const MAX_LIMIT: usize = 1_000;
+
+/// One span or claim that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The record.
+    pub rid: Rid,
+    /// A span or a claim.
+    pub kind: Kind,
+    /// Its stream.
+    pub stream: String,
+    /// Its text.
+    pub text: String,
+    /// Its BM25 score against the query.
+    pub score: f64,
+    /// For a span: its turn.
+    pub turn: Option<u64>,
+    /// For a span: who spoke.
+    pub role: Option<Role>,
+    /// For a span: an admitted summary evicted it (it is out of the agent's window, and still
+    /// in the ledger).
+    pub evicted: bool,
+    /// For a claim: its standing, from the store's `status` table, or from the verdict of the
+    /// summary that carried it when no admitted summary did.
+    pub status: Option<Status>,
+    /// For a claim: whether an admitted summary carries it.
+    pub admitted: bool,
+    /// For a claim: its provenance tag.
+    pub origin: Option<Origin>,
+    /// For a claim: what it cites, with the turn of each span among them.
+    pub witnesses: Vec<(Rid, Option<u64>)>,
+}
+
+/// The answer to a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recall {
+    /// The query.
+    pub query: String,
+    /// The stream searched, or `None` for all.
+    pub stream: Option<String>,
+    /// The best matches, best first.
+    pub hits: Vec<Hit>,
+}
+
+/// The spans and claims that best match `query`, in `stream` or in all streams, at most
+/// `limit` (capped at [`MAX_LIMIT`]), best first; among equal scores the newer first. A query
+/// with no word matches nothing. Evicted spans are found too, marked evicted.
+pub fn recall<R: Read>(
+    read: &R,
+    query: &str,
+    stream: Option<&str>,
+    limit: usize,
+) -> Result<Recall> {
+    if !read.has_recall_index()? {
+        return Err(ErrorKind::NoRecallIndex.into());
+    }
+    let limit = limit.min(MAX_LIMIT);
+    let texts = read.texts_with("")?;
+    let mut weights: Vec<(String, f64)> = Vec::new();
+    for (term, _) in terms(query).0 {
+        let df = read.texts_with(&term)?;
+        if df > 0 {
+            weights.push((term, idf(texts, df)));
+        }
+    }
+    let mut partial: HashMap<u64, f64> = HashMap::new();
+    for (term, idf) in &weights {
+        let mut read_so_far = 0;
+        read.postings(stream, term, |w, index| {
+            *partial.entry(index).or_default() += idf * dequantize(w);
+            read_so_far += 1;
+            read_so_far < POSTINGS_READ
+        })?;
+    }
+    let mut candidates: Vec<(u64, f64)> = partial.into_iter().collect();
+    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    candidates.truncate(RESCORED.max(limit.saturating_mul(4)));
+    let asked: Vec<&str> = weights.iter().map(|(t, _)| t.as_str()).collect();
+    let mut scored = Vec::with_capacity(candidates.len());
+    for (index, _) in candidates {
+        let Some((rid, record)) = read.record_at(index)? else {
+            continue;
+        };
+        let text = match &record {
+            Record::Span(s) => &s.text,
+            Record::Claim(c) => &c.text,
+            _ => continue,
+        };
+        let (tf, len) = occurrences(text, &asked);
+        let score: f64 = (weights.iter().zip(tf))
+            .filter(|(_, tf)| *tf > 0)
+            .map(|((_, idf), tf)| idf * weight(tf, len))
+            .sum();
+        scored.push((index, score, rid, record));
+    }
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.truncate(limit);
+    let mut hits = Vec::with_capacity(scored.len());
+    for (_, score, rid, record) in scored {
+        hits.push(hit(read, rid, record, score)?);
+    }
+    Ok(Recall {
+        query: query.to_string(),
+        stream: stream.map(str::to_string),
+        hits,
+    })
+}
+
+/// A matching record with its standing.
+fn hit<R: Read>(read: &R, rid: Rid, record: Record, score: f64) -> Result<Hit> {
+    let mut hit = Hit {
+        rid,
+        kind: record.kind(),
+        stream: String::new(),
+        text: String::new(),
+        score,
+        turn: None,
+        role: None,
+        evicted: false,
+        status: None,
+        admitted: false,
+        origin: None,
+        witnesses: Vec::new(),
+    };
+    match record {
+        Record::Span(s) => {
+            hit.evicted = read.evicted_by(&rid)?.is_some();
+            hit.stream = s.stream;
+            hit.text = s.text;
+            hit.turn = Some(s.turn);
+            hit.role = Some(s.role);
+        }
+        Record::Claim(c) => {
+            (hit.status, hit.admitted) = standing(read, &rid)?;
+            for w in &c.witnesses {
+                let turn = match read.get(w)? {
+                    Some(Record::Span(s)) => Some(s.turn),
+                    _ => None,
+                };
+                hit.witnesses.push((*w, turn));
+            }
+            hit.stream = c.stream;
+            hit.text = c.text;
+            hit.origin = Some(c.origin);
+        }
+        _ => {}
+    }
+    Ok(hit)
+}
+
+/// A claim's status and whether an admitted summary carries it: the store's `status` table
+/// holds the statuses of admitted summaries and re-groundings; a claim only a refused summary
+/// carried takes the status that summary's verdict gave it.
+fn standing<R: Read>(read: &R, claim: &Rid) -> Result<(Option<Status>, bool)> {
+    if let Some(status) = read.status(claim)? {
+        return Ok((Some(status), true));
+    }
+    for dependent in read.dependents(claim)? {
+        let Some(verdict) = read.verdict_of(&dependent)? else {
+            continue;
+        };
+        if let Some(Record::Verdict(v)) = read.get(&verdict)? {
+            if let Some(c) = v.claims.iter().find(|c| c.claim == *claim) {
+                return Ok((Some(c.status), false));
+            }
+        }
+    }
+    Ok((None, false))
+}
+
+impl Recall {
+    /// The answer as a JSON object: `query`, `stream` (null for all), and `hits`, best first.
+    /// A span hit has `kind` "span", `rid`, `stream`, `turn`, `role`, `text`, `score` and
+    /// `evicted`; a claim hit has `kind` "claim", `rid`, `stream`, `text`, `score`, `status`
+    /// (null when no verdict has judged it), `admitted`, `origin` and `witnesses` (`rid`, and
+    /// `turn` for a span).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let hits: Vec<_> = self
+            .hits
+            .iter()
+            .map(|h| {
+                let score = (h.score * 1e4).round() / 1e4;
+                match h.kind {
+                    Kind::Span => json!({
+                        "kind": "span", "rid": h.rid.to_hex(), "stream": h.stream,
+                        "turn": h.turn, "role": h.role.map(Role::name), "text": h.text,
+                        "score": score, "evicted": h.evicted,
+                    }),
+                    _ => json!({
+                        "kind": "claim", "rid": h.rid.to_hex(), "stream": h.stream,
+                        "text": h.text, "score": score,
+                        "status": h.status.map(Status::name), "admitted": h.admitted,
+                        "origin": h.origin.as_ref().and_then(Origin::tag),
+                        "witnesses": h.witnesses.iter().map(|(w, turn)| json!({
+                            "rid": w.to_hex(), "turn": turn,
+                        })).collect::<Vec<_>>(),
+                    }),
+                }
+            })
+            .collect();
+        json!({ "query": self.query, "stream": self.stream, "hits": hits })
+    }
+
+    /// The answer as text: one line a hit, its standing in brackets first.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let scope = match &self.stream {
+            Some(s) => format!("stream {s}"),
+            None => "all streams".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "recall {:?} in {scope}: {} hits",
+            self.query,
+            self.hits.len()
+        );
+        for (i, h) in self.hits.iter().enumerate() {
+            let tags = match h.kind {
+                Kind::Span => {
+                    let mut t = format!(
+                        "{} turn {} {}",
+                        h.stream,
+                        h.turn.unwrap_or(0),
+                        h.role.map_or("", Role::name)
+                    );
+                    if h.evicted {
+                        t.push_str(", evicted");
+                    }
+                    t
+                }
+                _ => {
+                    let mut t = vec![format!("{} claim", h.stream)];
+                    t.push(h.status.map_or("not judged", Status::name).to_string());
+                    if !h.admitted {
+                        t.push("not admitted".to_string());
+                    }
+                    t.push(
+                        h.origin
+                            .as_ref()
+                            .and_then(Origin::tag)
+                            .unwrap_or("no origin")
+                            .to_string(),
+                    );
+                    let turns: Vec<String> = (h.witnesses.iter())
+                        .map(|(w, turn)| match turn {
+                            Some(t) => format!("turn {t}"),
+                            None => w.short(),
+                        })
+                        .collect();
+                    if !turns.is_empty() {
+                        t.push(format!("cites {}", turns.join(" ")));
+                    }
+                    t.join(", ")
+                }
+            };
+            let text = h.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let _ = writeln!(out, "{:>3}. [{tags}] {text}", i + 1);
+        }
+        out
+    }
+}
