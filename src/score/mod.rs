@@ -56,7 +56,7 @@ pub struct Scores {
 
 /// A scorer. Implementations must be deterministic for a given id: gate verdicts and
 /// judgements record the id, and replay trusts that the same id gives the same scores.
-pub trait Scorer {
+pub trait Scorer: Send {
     /// The id recorded in judgements and hashed into verdicts' policy.
     fn id(&self) -> &str;
     /// Scores a claim against a source text.

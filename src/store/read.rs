@@ -256,6 +256,16 @@ pub trait Read: sealed::Sealed {
             .map(|g| Rid(g.value())))
     }
 
+    /// The highest turn number of a stream's spans, if it has any.
+    fn last_turn(&self, stream: &str) -> Result<Option<u64>> {
+        let table = self.tx().table(TURNS)?;
+        let last = table.range((stream, 0)..=(stream, u64::MAX))?.next_back();
+        Ok(match last {
+            Some(entry) => Some(entry?.0.value().1),
+            None => None,
+        })
+    }
+
     /// The spans of a stream with turns in `first..=last`, in turn order.
     fn turns(&self, stream: &str, first: u64, last: u64) -> Result<Vec<(u64, Rid)>> {
         let table = self.tx().table(TURNS)?;

@@ -325,3 +325,38 @@ pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     );
     Ok(0)
 }
+
+/// `cairn mcp`: the MCP tools over stdio, for an agent that starts this process.
+pub fn mcp(db: &Path, gate: Gatekeeper) -> Result<u8, Failure> {
+    let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
+    let memory = cairn_mcp::Memory::new(ledger, gate)
+        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))?;
+    cairn_mcp::run_stdio(memory).map_err(Failure::usage)?;
+    Ok(0)
+}
+
+/// `cairn serve`: the MCP tools over Streamable HTTP until interrupted.
+pub fn serve(
+    db: &Path,
+    gate: Gatekeeper,
+    listen: std::net::SocketAddr,
+    allow_host: &[String],
+    allow_origin: &[String],
+) -> Result<u8, Failure> {
+    let token = std::env::var("CAIRN_TOKEN").ok().filter(|t| !t.is_empty());
+    let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
+    let memory = cairn_mcp::Memory::new(ledger, gate)
+        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))?;
+    let options = cairn_mcp::HttpOptions {
+        listen,
+        allowed_hosts: allow_host.to_vec(),
+        allowed_origins: allow_origin.to_vec(),
+        token,
+    };
+    let db = db.display().to_string();
+    cairn_mcp::run_http(memory, options, |addr| {
+        eprintln!("cairn serve: {db} at http://{addr}/mcp (Ctrl-C stops)");
+    })
+    .map_err(Failure::usage)?;
+    Ok(0)
+}

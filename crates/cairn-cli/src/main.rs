@@ -220,6 +220,22 @@ enum Command {
     },
     /// Score JSON Lines {"claim":..,"source":..} from stdin; print entailment, contradiction, similarity.
     Score,
+    /// Serve the ledger to an agent over MCP on stdin and stdout (the agent starts this
+    /// process); creates the ledger if it does not exist.
+    Mcp,
+    /// Serve the ledger over MCP's Streamable HTTP at http://ADDR/mcp, to many clients at once;
+    /// a bearer token, if set in CAIRN_TOKEN, is required of every request.
+    Serve {
+        /// The address to listen on; a non-loopback address needs CAIRN_TOKEN.
+        #[arg(long, default_value = "127.0.0.1:8765")]
+        listen: std::net::SocketAddr,
+        /// Another Host header value to accept (a name the server is reached by), repeatable.
+        #[arg(long = "allow-host")]
+        allow_host: Vec<String>,
+        /// Another Origin header value to accept (a browser page allowed to call it), repeatable.
+        #[arg(long = "allow-origin")]
+        allow_origin: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -430,6 +446,12 @@ fn run(cli: &Cli) -> Outcome {
             commands::reground(&cli.db, &gate, reference, stream.as_deref(), cli.json)
         }
         Command::Score => commands::score(&gate),
+        Command::Mcp => commands::mcp(&cli.db, gate),
+        Command::Serve {
+            listen,
+            allow_host,
+            allow_origin,
+        } => commands::serve(&cli.db, gate, *listen, allow_host, allow_origin),
     }
 }
 

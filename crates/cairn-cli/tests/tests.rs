@@ -6,6 +6,7 @@ mod concurrency;
 mod corruption;
 mod crash;
 mod limits;
+mod mcp;
 mod replay;
 mod stories;
 mod tlog;

@@ -1,0 +1,92 @@
+//! cairn as an agent's memory over the Model Context Protocol (SPEC.md section 10c).
+//!
+//! One process owns the ledger; agents reach it through MCP tools: over stdio for an agent that
+//! starts the server ([`serve_stdio`]), or over Streamable HTTP on a loopback address for
+//! many clients at once ([`serve_http`]). The protocol is the official Rust SDK's (`rmcp`).
+//!
+//! - [`tools`]: the tools, their arguments (with JSON schemas) and what a model reads back.
+//! - [`writer`]: the one thread that appends: requests may arrive concurrently, the ledger
+//!   decides their order, and reads go on beside a compaction being judged.
+//! - [`http`]: the HTTP listener and its guards (Host and Origin allow-lists, bearer token).
+//!
+//! The server keeps no state beyond the ledger: every write is committed before its answer is
+//! sent, so killing the process loses nothing it acknowledged.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod http;
+pub mod tools;
+pub mod writer;
+
+pub use http::{serve_http, HttpOptions};
+pub use tools::Memory;
+
+use rmcp::ServiceExt;
+
+/// Serves the tools over standard input and output until the client closes them.
+pub async fn serve_stdio(memory: Memory) -> Result<(), String> {
+    let running = memory
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("the MCP session over stdio could not start: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP session over stdio ended abnormally: {e}"))?;
+    Ok(())
+}
+
+/// Serves the tools over stdio on a runtime of its own, until the client closes the pipes:
+/// for a program without an async runtime (the `cairn mcp` command).
+pub fn run_stdio(memory: Memory) -> Result<(), String> {
+    runtime()?.block_on(serve_stdio(memory))
+}
+
+/// Serves the tools over Streamable HTTP on a runtime of its own until interrupted (Ctrl-C or
+/// SIGTERM): the `cairn serve` command. `ready` is told the address bound.
+pub fn run_http(
+    memory: Memory,
+    options: HttpOptions,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), String> {
+    runtime()?.block_on(async move {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            interrupted().await;
+            on_signal.cancel();
+        });
+        serve_http(memory, options, stop, ready).await
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server's runtime: {e}"))
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM where there is one.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,562 @@
+//! The MCP tools (SPEC.md section 10c): what an agent can ask of its memory, each with a JSON
+//! schema and a description written for a model.
+//!
+//! The write tools speak the JSON Lines contract of SPEC.md section 5 (the same fields, turn
+//! references and claim origins) and go through `cairn::ingest::apply_line`, so a tool call
+//! and an ingested line are judged alike. A refusal is a result the model reads (`verdict`
+//! "refused", each finding with its gate and detail, and what to do); arguments that name
+//! nothing (an unknown turn, a role that does not exist) are protocol errors (-32602) naming
+//! the argument.
+
+use crate::writer::Writer;
+use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper};
+use cairn::ingest::{apply_line, line_result, LineError};
+use cairn::{Ledger, Read};
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// The default budget of `context`, in tokens.
+pub const DEFAULT_BUDGET: usize = 4000;
+
+/// One turn to record.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct Turn {
+    /// Who spoke: "user", "assistant", "tool" or "system".
+    pub role: String,
+    /// What was said or printed, verbatim.
+    pub text: String,
+    /// The turn number; left out, the turn after the stream's last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u64>,
+    /// For a tool's output: the tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+}
+
+/// Arguments of `record_turns`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RecordTurns {
+    /// The agent's stream (one conversation or task), such as "support-4411".
+    pub stream: String,
+    /// The turns, in order.
+    pub turns: Vec<Turn>,
+}
+
+/// One claim of a compaction.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct ClaimArg {
+    /// The proposition, one fact or rule.
+    pub text: String,
+    /// Where it comes from: "user-said", "tool-output", "hedged" (someone said it with "I
+    /// think", "maybe"...) or "inferred" (the agent concluded it).
+    pub origin: String,
+    /// What supports it: turn references ("turn:12", "turn:3..turn:5"), "prior:N" (claim N of
+    /// the current summary) or record ids.
+    pub witnesses: Vec<String>,
+    /// Whether the agent may act on it.
+    #[serde(default)]
+    pub actionable: bool,
+}
+
+/// Arguments of `propose_compaction`.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct ProposeCompaction {
+    /// The stream compacted.
+    pub stream: String,
+    /// The turns the summary replaces, as turn references ("turn:1..turn:40").
+    pub covers: Vec<String>,
+    /// The turns it drops from the window (they stay in the ledger), as turn references.
+    #[serde(default)]
+    pub evicts: Vec<String>,
+    /// The summary's claims.
+    pub claims: Vec<ClaimArg>,
+    /// "self" (the agent summarised its own context, the default) or "separate" (another
+    /// pass with the raw turns).
+    #[serde(default = "self_author")]
+    pub author: String,
+    /// The token budget the summary was written under.
+    #[serde(default = "default_budget")]
+    pub budget: u64,
+    /// The summary's own fidelity estimate, 0 to 1, if it made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub self_score: Option<f64>,
+}
+
+fn self_author() -> String {
+    "self".into()
+}
+
+fn default_budget() -> u64 {
+    DEFAULT_BUDGET as u64
+}
+
+/// Arguments of `check_action`.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct CheckAction {
+    /// The stream of the agent about to act.
+    pub stream: String,
+    /// The action, as it would be run ("DROP TABLE users", "pip install libfoo==2.4.0").
+    pub text: String,
+    /// Whether it cannot be undone.
+    pub irreversible: bool,
+    /// The claims it relies on: "prior:N" (claim N of the current summary) or record ids.
+    #[serde(default)]
+    pub relies_on: Vec<String>,
+}
+
+/// Arguments of `context`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ContextArgs {
+    /// The stream.
+    pub stream: String,
+    /// The most tokens the answer may use (one per four characters, plus 4 an entry);
+    /// 4000 when left out.
+    #[serde(default)]
+    pub budget: Option<usize>,
+}
+
+/// Arguments of `recall`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RecallArgs {
+    /// What to look for, in words ("what port is staging on").
+    pub query: String,
+    /// Search this stream only; every stream when left out.
+    #[serde(default)]
+    pub stream: Option<String>,
+    /// The most hits (10 when left out, 1000 at most).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `why`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct WhyArgs {
+    /// The claim: its record id (or 8 or more leading hex digits), or "prior:N" with `stream`.
+    pub claim: String,
+    /// The stream, for "prior:N".
+    #[serde(default)]
+    pub stream: Option<String>,
+}
+
+/// One item to pin.
+#[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct PinItem {
+    /// "prohibition", "commitment", "failed-attempt", "preference", "policy", "identifier" or
+    /// "entity".
+    pub class: String,
+    /// The constraint, verbatim.
+    pub text: String,
+    /// The turn that states it ("turn:12").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<String>,
+}
+
+/// Arguments of `pin`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct PinArgs {
+    /// The stream.
+    pub stream: String,
+    /// The pin's name, unique in the stream ("constraints"); pins are write-once.
+    pub name: String,
+    /// The items; left out, the decision-relevant items cairn's classifier found in the
+    /// stream's turns that no pin covers yet.
+    #[serde(default)]
+    pub items: Option<Vec<PinItem>>,
+}
+
+/// Arguments of `gates`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct GatesArgs {
+    /// One stream; every stream when left out.
+    #[serde(default)]
+    pub stream: Option<String>,
+}
+
+/// The MCP server: the tools over one ledger.
+#[derive(Clone)]
+pub struct Memory {
+    ledger: Arc<Ledger>,
+    writer: Writer,
+    tool_router: ToolRouter<Memory>,
+}
+
+impl Memory {
+    /// Tools over `ledger`, judging with `gate`. Fails only if the writer thread cannot start.
+    pub fn new(ledger: Arc<Ledger>, gate: Gatekeeper) -> std::io::Result<Memory> {
+        let writer = Writer::start(ledger.clone(), gate)?;
+        Ok(Memory {
+            ledger,
+            writer,
+            tool_router: Memory::tool_router(),
+        })
+    }
+
+    /// Runs a read on a blocking thread, over a snapshot taken there.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&cairn::Snapshot) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let ledger = self.ledger.clone();
+        tokio::task::spawn_blocking(move || {
+            let snap = ledger.snapshot().map_err(internal)?;
+            f(&snap)
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the read stopped: {e}"), None))?
+    }
+
+    /// Runs a write on the writer thread.
+    async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Ledger, &Gatekeeper) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        match self.writer.run(f).await {
+            Some(r) => r,
+            None => Err(ErrorData::internal_error(
+                "the ledger's writer has stopped; restart the server",
+                None,
+            )),
+        }
+    }
+}
+
+/// A library error as a protocol error the client can report.
+fn internal(e: cairn::Error) -> ErrorData {
+    ErrorData::internal_error(e.to_string(), None)
+}
+
+/// A line error as a protocol error naming the argument (`claims[1].witnesses[0]`), or an
+/// internal error when the ledger is at fault.
+fn line_error(e: LineError, prefix: &str) -> ErrorData {
+    if e.integrity {
+        return ErrorData::internal_error(e.message, None);
+    }
+    let message = match e.field {
+        Some(f) => format!("argument {prefix}{f}: {}", e.message),
+        None if prefix.is_empty() => e.message,
+        None => format!("argument {}: {}", prefix.trim_end_matches('.'), e.message),
+    };
+    ErrorData::invalid_params(message, None)
+}
+
+/// Applies one JSON Lines object in `batch`.
+fn apply(
+    batch: &mut cairn::Batch,
+    gate: &Gatekeeper,
+    line: Value,
+    prefix: &str,
+) -> Result<cairn::ingest::LineResult, ErrorData> {
+    let bytes =
+        serde_json::to_vec(&line).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+    match apply_line(batch, gate, 1, &bytes) {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(ErrorData::invalid_params("the arguments are empty", None)),
+        Err(e) => Err(line_error(e, prefix)),
+    }
+}
+
+/// A result with text for the model and the same answer as structured JSON.
+fn answer(text: String, value: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(value);
+    r
+}
+
+/// A verdict as a model reads it: admitted or refused, each finding, each claim's status, and
+/// what to do about a refusal.
+fn verdict_text(what: &str, v: &Value) -> String {
+    let mut out = String::new();
+    let verdict = v["verdict"].as_str().unwrap_or("recorded");
+    out.push_str(&format!(
+        "{what} {}: {verdict}",
+        v["rid"].as_str().unwrap_or("")
+    ));
+    if let Some(detail) = v["detail"].as_str() {
+        out.push_str(&format!("\nwhy: {detail}"));
+    }
+    for f in v["findings"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "\nfinding {}: {}",
+            f["gate"].as_str().unwrap_or(""),
+            f["detail"].as_str().unwrap_or("")
+        ));
+    }
+    for c in v["claims"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "\nclaim [{}] {}",
+            c["status"].as_str().unwrap_or("not judged"),
+            c["text"]
+                .as_str()
+                .unwrap_or(c["rid"].as_str().unwrap_or(""))
+        ));
+    }
+    if verdict == "refused" {
+        out.push_str(match what {
+            "action" => "\nDo not run this action. Resolve the findings (verify the claims it relies on, or respect the pinned prohibition) and check again.",
+            _ => "\nThe compaction was not applied: your window is unchanged. Fix the claims the findings name (cite the turn that says it, keep the hedge, keep every pinned constraint) and propose again.",
+        });
+    }
+    out
+}
+
+#[tool_router]
+impl Memory {
+    #[tool(
+        description = "Record turns of the conversation in cairn, verbatim, as they happen: user messages, your replies, tool outputs. Recorded turns are never changed or lost; compactions cite them as witnesses. Returns each turn's number and record id."
+    )]
+    async fn record_turns(
+        &self,
+        Parameters(args): Parameters<RecordTurns>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if args.turns.is_empty() {
+            return Err(ErrorData::invalid_params(
+                "argument turns: give at least one turn",
+                None,
+            ));
+        }
+        let stream = args.stream.clone();
+        let recorded = self
+            .write(move |ledger, gate| {
+                let mut batch = ledger.batch().map_err(internal)?;
+                let mut next = match batch.last_turn(&args.stream).map_err(internal)? {
+                    Some(t) => t + 1,
+                    None => 0,
+                };
+                let mut out = Vec::new();
+                for (i, t) in args.turns.into_iter().enumerate() {
+                    let turn = t.turn.unwrap_or(next);
+                    next = turn + 1;
+                    let mut line = json!({
+                        "kind": "span", "stream": args.stream, "turn": turn,
+                        "role": t.role, "text": t.text,
+                    });
+                    if let Some(tool) = t.tool {
+                        line["name"] = json!(tool);
+                    }
+                    let r = apply(&mut batch, gate, line, &format!("turns[{i}]."))?;
+                    out.push(json!({"turn": turn, "rid": r.rid.to_hex(), "new": r.new}));
+                }
+                batch.commit().map_err(internal)?;
+                Ok(out)
+            })
+            .await?;
+        let text = format!(
+            "recorded {} turn(s) in stream {stream}: {}",
+            recorded.len(),
+            recorded
+                .iter()
+                .map(|r| format!("turn:{}", r["turn"]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(answer(text, json!({"stream": stream, "turns": recorded})))
+    }
+
+    #[tool(
+        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything: a claim no cited turn supports, a guess stated as a fact, a dropped pinned constraint or a summary of summaries too deep is refused, and the window stays as it was. Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
+    )]
+    async fn propose_compaction(
+        &self,
+        Parameters(args): Parameters<ProposeCompaction>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let v = self
+            .write(move |ledger, gate| {
+                let mut line = serde_json::to_value(&args)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                line["kind"] = json!("summary");
+                let mut batch = ledger.batch().map_err(internal)?;
+                let r = apply(&mut batch, gate, line, "")?;
+                batch.commit().map_err(internal)?;
+                Ok(line_result(&r))
+            })
+            .await?;
+        Ok(answer(verdict_text("compaction", &v), v))
+    }
+
+    #[tool(
+        description = "Check an action before you run it, above all one that cannot be undone. cairn refuses it when it matches a pinned prohibition, or when it is irreversible and relies on a claim that is not verified, is hedged, or was summarised too many times. Returns the verdict and every finding; do not run a refused action."
+    )]
+    async fn check_action(
+        &self,
+        Parameters(args): Parameters<CheckAction>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let v = self
+            .write(move |ledger, gate| {
+                let mut line = serde_json::to_value(&args)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                line["kind"] = json!("action");
+                let mut batch = ledger.batch().map_err(internal)?;
+                let r = apply(&mut batch, gate, line, "")?;
+                batch.commit().map_err(internal)?;
+                Ok(line_result(&r))
+            })
+            .await?;
+        Ok(answer(verdict_text("action", &v), v))
+    }
+
+    #[tool(
+        description = "Get your memory for the next turn, within a token budget: the pinned constraints first (never dropped), then the current summary's claims marked with their status and origin ([unverified, user-said, hedge-stripped] means a guess, not a fact), then the most recent turns. A stream with nothing recorded gives an empty context."
+    )]
+    async fn context(
+        &self,
+        Parameters(args): Parameters<ContextArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+        let c = self
+            .read(move |snap| cairn::memory::context(snap, &args.stream, budget).map_err(internal))
+            .await?;
+        Ok(answer(c.to_text(), c.to_json()))
+    }
+
+    #[tool(
+        description = "Search your memory: the recorded turns and claims that best match a query, best first, each with its standing: a claim's status (verified or not), origin and cited turns; a turn's number, speaker, and whether it was compacted away. Use it to look a fact up before relying on it."
+    )]
+    async fn recall(
+        &self,
+        Parameters(args): Parameters<RecallArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let limit = args.limit.unwrap_or(10);
+        let r = self
+            .read(move |snap| {
+                cairn::memory::recall(snap, &args.query, args.stream.as_deref(), limit)
+                    .map_err(internal)
+            })
+            .await?;
+        Ok(answer(r.to_text(), r.to_json()))
+    }
+
+    #[tool(
+        description = "Explain a claim's provenance: the chain of claims and summaries back to the raw turns that witness it, each step's status, and the gates' findings on the way. Use it when a claim's status is not verified."
+    )]
+    async fn why(
+        &self,
+        Parameters(args): Parameters<WhyArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let (text, value) = self
+            .read(move |snap| {
+                let r = cairn::ingest::parse_ref(&args.claim)
+                    .map_err(|e| ErrorData::invalid_params(format!("argument claim: {e}"), None))?;
+                let rids = cairn::ingest::resolve(snap, args.stream.as_deref(), &r)
+                    .map_err(|e| ErrorData::invalid_params(format!("argument claim: {e}"), None))?;
+                let Some(rid) = rids.first().copied() else {
+                    return Err(ErrorData::invalid_params(
+                        "argument claim: it names no record",
+                        None,
+                    ));
+                };
+                if !matches!(
+                    snap.get(&rid).map_err(internal)?,
+                    Some(cairn::record::Record::Claim(_))
+                ) {
+                    return Err(ErrorData::invalid_params(
+                        format!("argument claim: {} is not a claim", rid.to_hex()),
+                        None,
+                    ));
+                }
+                let why = cairn::replay::why(snap, rid).map_err(internal)?;
+                let (mut text, mut js) = (Vec::new(), Vec::new());
+                why.write_text(&mut text)
+                    .and_then(|()| why.write_json(&mut js))
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let value: Value = serde_json::from_slice(&js)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                Ok((String::from_utf8_lossy(&text).into_owned(), value))
+            })
+            .await?;
+        Ok(answer(text, value))
+    }
+
+    #[tool(
+        description = "Pin constraints so that no compaction may drop them: prohibitions, commitments, failed attempts, preferences, policies, identifiers. Give the items verbatim with the turn that states each, or leave items out to pin what cairn's classifier found in the stream's turns that no pin covers yet. Pins are write-once."
+    )]
+    async fn pin(
+        &self,
+        Parameters(args): Parameters<PinArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let v = self
+            .write(move |ledger, gate| {
+                let mut batch = ledger.batch().map_err(internal)?;
+                let (rid, items) = match args.items {
+                    Some(items) => {
+                        let line = json!({"kind": "pin", "stream": args.stream, "name": args.name, "items": items});
+                        let r = apply(&mut batch, gate, line, "")?;
+                        (Some(r.rid), serde_json::to_value(items).unwrap_or_default())
+                    }
+                    None => {
+                        let found = unpinned_items(&batch, &args.stream).map_err(internal)?;
+                        if found.is_empty() {
+                            (None, json!([]))
+                        } else {
+                            let a = batch
+                                .append(pin_of(&args.stream, &args.name, &found))
+                                .map_err(|e| ErrorData::invalid_params(format!("argument name: {e}"), None))?;
+                            let list: Vec<Value> = found
+                                .iter()
+                                .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text}))
+                                .collect();
+                            (Some(a.rid), json!(list))
+                        }
+                    }
+                };
+                batch.commit().map_err(internal)?;
+                Ok(json!({"stream": args.stream, "name": args.name, "rid": rid.map(|r| r.to_hex()), "items": items}))
+            })
+            .await?;
+        let n = v["items"].as_array().map_or(0, Vec::len);
+        let text = match v["rid"].as_str() {
+            Some(rid) => format!("pinned {n} item(s) as {} ({rid})", v["name"]),
+            None => "nothing to pin: every decision-relevant item found is already pinned".into(),
+        };
+        Ok(answer(text, v))
+    }
+
+    #[tool(
+        description = "Run every gate over the whole ledger, or one stream: claims with no raw-turn ancestor, claims summarised more than twice, and the like. An empty list means every gate comes back clean."
+    )]
+    async fn gates(
+        &self,
+        Parameters(args): Parameters<GatesArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let found = self
+            .write(move |ledger, gate| {
+                let snap = ledger.snapshot().map_err(internal)?;
+                let found = sweep(gate, &snap, args.stream.as_deref()).map_err(internal)?;
+                Ok(found
+                    .iter()
+                    .map(|f| json!({"gate": f.gate, "stream": f.stream, "subject": f.subject.to_hex(), "detail": f.detail}))
+                    .collect::<Vec<_>>())
+            })
+            .await?;
+        let mut text = format!("{} finding(s)", found.len());
+        for f in &found {
+            text.push_str(&format!(
+                "\n{} [{}]: {}",
+                f["gate"].as_str().unwrap_or(""),
+                f["stream"].as_str().unwrap_or(""),
+                f["detail"].as_str().unwrap_or("")
+            ));
+        }
+        Ok(answer(
+            text,
+            json!({"findings": found, "count": found.len()}),
+        ))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Memory {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "cairn is your provenance-checked memory. Record every turn with record_turns as it happens. \
+                 When your context grows long, propose_compaction with claims that cite the turns that say them; \
+                 if it is refused, read the findings and propose again. Before an irreversible action, check_action. \
+                 Start each turn from context, and look facts up with recall: a claim marked unverified is a guess.",
+            )
+    }
+}
