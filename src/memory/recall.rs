@@ -77,18 +77,31 @@ pub fn recall<R: Read>(
         return Err(ErrorKind::NoRecallIndex.into());
     }
     let limit = limit.min(MAX_LIMIT);
-    let texts = read.texts_with("")?;
-    let mut weights: Vec<(String, f64)> = Vec::new();
+    let scope = match stream {
+        Some(s) => match read.recall_stream(s)? {
+            Some(id) => Some(id),
+            // A stream with no text indexed matches nothing.
+            None => {
+                return Ok(Recall {
+                    query: query.to_string(),
+                    stream: Some(s.to_string()),
+                    hits: Vec::new(),
+                })
+            }
+        },
+        None => None,
+    };
+    let texts = read.recall_term("")?.map_or(0, |(_, n)| n);
+    let mut weights: Vec<(String, u32, f64)> = Vec::new();
     for (term, _) in terms(query).0 {
-        let df = read.texts_with(&term)?;
-        if df > 0 {
-            weights.push((term, idf(texts, df)));
+        if let Some((id, df)) = read.recall_term(&term)? {
+            weights.push((term, id, idf(texts, df)));
         }
     }
     let mut partial: HashMap<u64, f64> = HashMap::new();
-    for (term, idf) in &weights {
+    for (_, term, idf) in &weights {
         let mut read_so_far = 0;
-        read.postings(stream, term, |w, index| {
+        read.postings(scope, *term, |w, index| {
             *partial.entry(index).or_default() += idf * dequantize(w);
             read_so_far += 1;
             read_so_far < POSTINGS_READ
@@ -97,7 +110,7 @@ pub fn recall<R: Read>(
     let mut candidates: Vec<(u64, f64)> = partial.into_iter().collect();
     candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     candidates.truncate(RESCORED.max(limit.saturating_mul(4)));
-    let asked: Vec<&str> = weights.iter().map(|(t, _)| t.as_str()).collect();
+    let asked: Vec<&str> = weights.iter().map(|(t, _, _)| t.as_str()).collect();
     let mut scored = Vec::with_capacity(candidates.len());
     for (index, _) in candidates {
         let Some((rid, record)) = read.record_at(index)? else {
@@ -111,7 +124,7 @@ pub fn recall<R: Read>(
         let (tf, len) = occurrences(text, &asked);
         let score: f64 = (weights.iter().zip(tf))
             .filter(|(_, tf)| *tf > 0)
-            .map(|((_, idf), tf)| idf * weight(tf, len))
+            .map(|((_, _, idf), tf)| idf * weight(tf, len))
             .sum();
         scored.push((index, score, rid, record));
     }

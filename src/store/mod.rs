@@ -474,6 +474,7 @@ impl Ledger {
         txn.open_table(RECALL)?;
         txn.open_table(RECALL_STREAMS)?;
         txn.open_table(TERMS)?;
+        txn.open_table(RECALL_STREAM_IDS)?;
         {
             let mut meta = txn.open_table(META)?;
             meta.insert("format", [FORMAT_VERSION].as_slice())?;

@@ -476,19 +476,28 @@ pub trait Read: sealed::Sealed {
         Ok(self.tx().table(META)?.get(super::RECALL_META)?.is_some())
     }
 
-    /// The number of spans and claims whose text holds `term`; for the empty term, the number
-    /// of spans and claims indexed.
-    fn texts_with(&self, term: &str) -> Result<u64> {
-        Ok(self.tx().table(TERMS)?.get(term)?.map_or(0, |g| g.value()))
+    /// A term of the recall index: its id and the number of spans and claims that hold it.
+    /// The empty term gives (0, the number of spans and claims indexed).
+    fn recall_term(&self, term: &str) -> Result<Option<(u32, u64)>> {
+        Ok(self.tx().table(TERMS)?.get(term)?.map(|g| g.value()))
     }
 
-    /// Calls `take` with the recall index's postings of `term` (weight, log index), over all
-    /// streams or over `stream` only, heaviest first and newest first among equals, until it
-    /// returns `false`.
+    /// A stream's id in the recall index, if it has any text indexed.
+    fn recall_stream(&self, stream: &str) -> Result<Option<u32>> {
+        Ok(self
+            .tx()
+            .table(RECALL_STREAM_IDS)?
+            .get(stream)?
+            .map(|g| g.value()))
+    }
+
+    /// Calls `take` with the recall index's postings of term `term` (weight, log index), over
+    /// all streams or over the stream of id `stream` only, heaviest first and newest first
+    /// among equals, until it returns `false`.
     fn postings(
         &self,
-        stream: Option<&str>,
-        term: &str,
+        stream: Option<u32>,
+        term: u32,
         mut take: impl FnMut(u16, u64) -> bool,
     ) -> Result<()> {
         match stream {

@@ -2,26 +2,45 @@
 //! it appends and writes them in key order, at commit or whenever [`FLUSH_AT`] are waiting,
 //! with one update of each term's count. Written one by one, a span's fifty-odd postings land
 //! at fifty places of two B-trees and cost most of an append; sorted, they land side by side.
+//!
+//! Terms and streams are numbered in the order they first appear in the log (the order texts
+//! are gathered, whatever the batches), so that postings are small fixed-width keys and a
+//! ledger rebuilt in one batch by `verify` numbers them as the ledger written in many did.
 
-use super::tables::{RECALL, RECALL_STREAMS, TERMS};
+use super::tables::{RECALL, RECALL_STREAMS, RECALL_STREAM_IDS, TERMS};
 use crate::error::Result;
 use crate::record::Record;
 use crate::text::terms::{quantize, terms, weight};
-use redb::{ReadableTable, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
 use std::collections::HashMap;
 
 /// Postings a batch holds before it writes them: bounded, so a huge ingest in one
 /// transaction stays in bounded memory.
 pub(super) const FLUSH_AT: usize = 200_000;
 
-/// Postings waiting to be written: (stream number, term, weight, log index).
+/// Postings waiting to be written: (stream number, term number, weight, log index), numbers
+/// local to the buffer, in first-seen order.
 #[derive(Default)]
 pub(super) struct Pending {
     streams: Vec<String>,
-    numbers: HashMap<String, u32>,
-    postings: Vec<(u32, String, u16, u64)>,
-    texts_with: HashMap<String, u64>,
+    stream_numbers: HashMap<String, u32>,
+    terms: Vec<String>,
+    term_numbers: HashMap<String, u32>,
+    /// Texts holding each term, by local term number.
+    texts_with: Vec<u64>,
+    postings: Vec<(u32, u32, u16, u64)>,
     texts: u64,
+}
+
+/// The local number of `name` in `names`, given on first sight.
+fn number(names: &mut Vec<String>, numbers: &mut HashMap<String, u32>, name: &str) -> u32 {
+    if let Some(&n) = numbers.get(name) {
+        return n;
+    }
+    let n = names.len() as u32;
+    names.push(name.to_string());
+    numbers.insert(name.to_string(), n);
+    n
 }
 
 impl Pending {
@@ -32,20 +51,15 @@ impl Pending {
             Record::Claim(c) => (&c.stream, &c.text),
             _ => return,
         };
-        let number = match self.numbers.get(stream) {
-            Some(&n) => n,
-            None => {
-                let n = self.streams.len() as u32;
-                self.streams.push(stream.clone());
-                self.numbers.insert(stream.clone(), n);
-                n
+        let s = number(&mut self.streams, &mut self.stream_numbers, stream);
+        let (found, len) = terms(text);
+        for (term, tf) in found {
+            let t = number(&mut self.terms, &mut self.term_numbers, &term);
+            if t as usize == self.texts_with.len() {
+                self.texts_with.push(0);
             }
-        };
-        let (terms, len) = terms(text);
-        for (term, tf) in terms {
-            *self.texts_with.entry(term.clone()).or_default() += 1;
-            self.postings
-                .push((number, term, quantize(weight(tf, len)), index));
+            self.texts_with[t as usize] += 1;
+            self.postings.push((s, t, quantize(weight(tf, len)), index));
         }
         self.texts += 1;
     }
@@ -60,38 +74,57 @@ impl Pending {
         if self.texts == 0 {
             return Ok(());
         }
-        let mut p = std::mem::take(&mut self.postings);
-        p.sort_unstable_by(|a, b| (&a.1, a.2, a.3).cmp(&(&b.1, b.2, b.3)));
+        // Ledger-wide ids, new ones given in first-seen order.
+        let mut term_ids = Vec::with_capacity(self.terms.len());
+        {
+            let mut table = txn.open_table(TERMS)?;
+            let (_, texts) = table.get("")?.map_or((0, 0), |g| g.value());
+            table.insert("", (0, texts + self.texts))?;
+            for (term, n) in self.terms.iter().zip(&self.texts_with) {
+                let known = table.get(term.as_str())?.map(|g| g.value());
+                let (id, df) = match known {
+                    Some(v) => v,
+                    None => (table.len()? as u32, 0),
+                };
+                table.insert(term.as_str(), (id, df + n))?;
+                term_ids.push(id);
+            }
+        }
+        let mut stream_ids = Vec::with_capacity(self.streams.len());
+        {
+            let mut table = txn.open_table(RECALL_STREAM_IDS)?;
+            for stream in &self.streams {
+                let known = table.get(stream.as_str())?.map(|g| g.value());
+                let id = match known {
+                    Some(id) => id,
+                    None => {
+                        let id = table.len()? as u32;
+                        table.insert(stream.as_str(), id)?;
+                        id
+                    }
+                };
+                stream_ids.push(id);
+            }
+        }
+        let mut p: Vec<(u32, u32, u16, u64)> = std::mem::take(&mut self.postings)
+            .into_iter()
+            .map(|(s, t, w, i)| (stream_ids[s as usize], term_ids[t as usize], w, i))
+            .collect();
+        p.sort_unstable_by_key(|&(_, t, w, i)| (t, w, i));
         {
             let mut all = txn.open_table(RECALL)?;
-            for (_, term, w, index) in &p {
-                all.insert((term.as_str(), *w, *index), ())?;
+            for &(_, t, w, i) in &p {
+                all.insert((t, w, i), ())?;
             }
         }
-        let streams = &self.streams;
-        p.sort_unstable_by(|a, b| {
-            (&streams[a.0 as usize], &a.1, a.2, a.3).cmp(&(&streams[b.0 as usize], &b.1, b.2, b.3))
-        });
+        p.sort_unstable();
         {
             let mut own = txn.open_table(RECALL_STREAMS)?;
-            for (s, term, w, index) in &p {
-                own.insert(
-                    (streams[*s as usize].as_str(), term.as_str(), *w, *index),
-                    (),
-                )?;
+            for &key in &p {
+                own.insert(key, ())?;
             }
         }
-        let mut counts: Vec<(String, u64)> = self.texts_with.drain().collect();
-        counts.push((String::new(), self.texts));
-        counts.sort_unstable();
-        let mut table = txn.open_table(TERMS)?;
-        for (term, n) in counts {
-            let old = table.get(term.as_str())?.map_or(0, |g| g.value());
-            table.insert(term.as_str(), old + n)?;
-        }
-        self.texts = 0;
-        self.streams.clear();
-        self.numbers.clear();
+        *self = Pending::default();
         Ok(())
     }
 }

@@ -52,14 +52,17 @@ pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("m
 pub const ITEMS: TableDefinition<(&str, u64, u8), &[u8]> = TableDefinition::new("items");
 /// Summary rid -> its position among its stream's summaries (1-based): its boundary number.
 pub const ORDINALS: TableDefinition<[u8; 32], u64> = TableDefinition::new("ordinals");
-/// (term, weight, log index) -> (): the recall index (SPEC.md section 10b) over every span and
-/// claim, its postings in weight order so that a query reads the best of each term first.
-pub const RECALL: TableDefinition<(&str, u16, u64), ()> = TableDefinition::new("recall");
-/// (stream, term, weight, log index) -> (): the same postings, per stream.
-pub const RECALL_STREAMS: TableDefinition<(&str, &str, u16, u64), ()> =
+/// (term id, weight, log index) -> (): the recall index (SPEC.md section 10b) over every span
+/// and claim, its postings in weight order so that a query reads the best of each term first.
+pub const RECALL: TableDefinition<(u32, u16, u64), ()> = TableDefinition::new("recall");
+/// (stream id, term id, weight, log index) -> (): the same postings, per stream.
+pub const RECALL_STREAMS: TableDefinition<(u32, u32, u16, u64), ()> =
     TableDefinition::new("recall_streams");
-/// Term -> the number of spans and claims that hold it; the empty term -> the number indexed.
-pub const TERMS: TableDefinition<&str, u64> = TableDefinition::new("terms");
+/// Term -> (its id, the number of spans and claims that hold it); the empty term -> (0, the
+/// number indexed). Ids are given in the order terms first appear in the log.
+pub const TERMS: TableDefinition<&str, (u32, u64)> = TableDefinition::new("terms");
+/// Stream -> its id in the recall index, given in the order streams first appear in the log.
+pub const RECALL_STREAM_IDS: TableDefinition<&str, u32> = TableDefinition::new("recall_stream_ids");
 /// Ledger metadata: `format`, `ledger_id`, and `signed_size`/`signed_root` of the last
 /// checkpoint signed.
 pub const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");

@@ -165,7 +165,8 @@ fn compare_tables(
         compare(out, tx, fresh, "recall", RECALL)?;
         compare(out, tx, fresh, "recall_streams", RECALL_STREAMS)?;
         compare(out, tx, fresh, "terms", TERMS)?;
-        out.tables_compared = 22;
+        compare(out, tx, fresh, "recall_stream_ids", RECALL_STREAM_IDS)?;
+        out.tables_compared = 23;
     }
     Ok(())
 }
