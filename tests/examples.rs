@@ -34,3 +34,21 @@ fn the_seed_examples_run_and_print_their_replays() {
         assert!(out.contains("REFUSED"), "{example}");
     }
 }
+
+#[test]
+fn the_agent_loop_example_compacts_recalls_and_refuses_the_drop() {
+    let o = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "-p", "cairn", "--example", "agent_loop"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("compaction: admitted"), "{out}");
+    assert!(
+        out.contains(
+            "[agent claim, unverified, user-said, cites turn 2] the staging DB is on port 5433"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("action DROP TABLE users: REFUSED"), "{out}");
+}

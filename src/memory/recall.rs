@@ -7,12 +7,14 @@
 //! partial score, and rescores the best [`RESCORED`] (or four times the limit) exactly from
 //! their own text. A term held by fewer texts than [`POSTINGS_READ`] is read whole, so a
 //! text holding a rare query term is always among the candidates; what the bound can miss is
-//! a text that matches only common terms, weakly.
+//! a text that matches only common terms, weakly. Terms are read rarest first, and the
+//! common ones ("the", "what") not at all once no text could enter the candidates through
+//! them.
 
 use crate::error::{ErrorKind, Result};
 use crate::record::{Kind, Origin, Record, Rid, Role, Status};
 use crate::store::Read;
-use crate::text::terms::{dequantize, idf, occurrences, terms, weight};
+use crate::text::terms::{dequantize, idf, occurrences, terms, weight, K1};
 use std::collections::HashMap;
 
 /// Postings read of each query term, at most.
@@ -98,8 +100,22 @@ pub fn recall<R: Read>(
             weights.push((term, id, idf(texts, df)));
         }
     }
+    // Rarest first, so that the common terms' postings can be skipped once they cannot change
+    // which texts are candidates (MaxScore: Turtle and Flood, 1995).
+    weights.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let wanted = RESCORED.max(limit.saturating_mul(4));
+    let most = |from: usize| -> f64 { weights[from..].iter().map(|w| w.2 * (K1 + 1.0)).sum() };
     let mut partial: HashMap<u64, f64> = HashMap::new();
-    for (_, term, idf) in &weights {
+    for (i, (_, term, idf)) in weights.iter().enumerate() {
+        if partial.len() >= wanted {
+            let mut scores: Vec<f64> = partial.values().copied().collect();
+            let (_, kth, _) = scores.select_nth_unstable_by(wanted - 1, |a, b| b.total_cmp(a));
+            // A text not yet seen scores at most what the remaining terms can give; when that
+            // is below the candidates' floor, reading their postings cannot add a candidate.
+            if most(i) < *kth {
+                break;
+            }
+        }
         let mut read_so_far = 0;
         read.postings(scope, *term, |w, index| {
             *partial.entry(index).or_default() += idf * dequantize(w);
@@ -109,7 +125,7 @@ pub fn recall<R: Read>(
     }
     let mut candidates: Vec<(u64, f64)> = partial.into_iter().collect();
     candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    candidates.truncate(RESCORED.max(limit.saturating_mul(4)));
+    candidates.truncate(wanted);
     let asked: Vec<&str> = weights.iter().map(|(t, _, _)| t.as_str()).collect();
     let mut scored = Vec::with_capacity(candidates.len());
     for (index, _) in candidates {

@@ -7,11 +7,14 @@
 //! gates, so `context` reads a head summary, its claims and its flags there. The queries are
 //! the set's 83 questions, asked of their dialogue's copy (scoped) or of every stream.
 //!
-//!     cargo bench --bench read -- [--quick] [N]
+//!     cargo bench --bench read -- [--quick] [N] [--ledger PATH]
+//!
+//! With `--ledger PATH` the ledger is kept there, and a ledger already there is measured as
+//! it is (its build takes about 20 minutes at 1,000,000 records).
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{Author, Claim, Origin, Rid, Role, Span, Summary};
-use cairn::Ledger;
+use cairn::{Ledger, Read};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -57,8 +60,104 @@ fn main() {
         out
     };
 
+    let kept = (args.iter().position(|a| a == "--ledger"))
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
     let dir = tempfile::tempdir().expect("temp dir");
-    let ledger = Ledger::open(dir.path().join("read.redb")).expect("open");
+    let path = kept.unwrap_or_else(|| dir.path().join("read.redb"));
+    let reuse = path.exists();
+    let ledger = Ledger::open(&path).expect("open");
+    let streams = if reuse {
+        let streams = ledger
+            .snapshot()
+            .expect("snapshot")
+            .streams()
+            .expect("streams");
+        println!(
+            "ledger: {} as it is, {} records in {} streams",
+            path.display(),
+            ledger.len().expect("len"),
+            streams.len()
+        );
+        (streams.into_iter())
+            .filter_map(|s| {
+                let (name, _) = s.rsplit_once('-')?;
+                Some((dialogues.iter().position(|(n, _)| n == name)?, s))
+            })
+            .collect()
+    } else {
+        build(&ledger, &dialogues, n)
+    };
+
+    let snap = ledger.snapshot().expect("snapshot");
+    let rounds = if quick { 300 } else { 3000 };
+    let mut rng = cairn_bench::Rng::new(7);
+    let mut ctx = Vec::with_capacity(rounds);
+    let mut items = 0usize;
+    for i in 0..rounds {
+        // Every fourth call asks a stream with a head summary.
+        let k = if i % 4 == 0 {
+            (rng.range(0, streams.len() as u64 / 500 + 1) * 500) as usize
+        } else {
+            rng.range(0, streams.len() as u64 - 1) as usize
+        };
+        let stream = &streams[k.min(streams.len() - 1)].1;
+        let t = Instant::now();
+        let c = cairn::memory::context(&snap, stream, 4000).expect("context");
+        ctx.push(t.elapsed().as_secs_f64() * 1e6);
+        items += c.claims.len() + c.spans.len();
+    }
+    let (p50, p99) = percentiles(ctx);
+    println!(
+        "context, budget 4000 tokens: p50 {p50:.3} ms, p99 {p99:.3} ms over {rounds} calls ({:.1} entries a call)",
+        items as f64 / rounds as f64
+    );
+
+    let mut by_dialogue: Vec<Vec<&String>> = vec![Vec::new(); dialogues.len()];
+    for (d, s) in &streams {
+        by_dialogue[*d].push(s);
+    }
+    for scoped in [true, false] {
+        let mut times = Vec::with_capacity(rounds);
+        let mut hits = 0usize;
+        for i in 0..rounds {
+            let q = &queries[i % queries.len()];
+            let text = q["query"].as_str().expect("query");
+            let stream = if scoped {
+                let home = q["stream"]
+                    .as_str()
+                    .or_else(|| q["relevant"][0]["stream"].as_str())
+                    .expect("a stream");
+                let d = dialogues
+                    .iter()
+                    .position(|(n, _)| n == home)
+                    .expect("dialogue");
+                let copies = &by_dialogue[d];
+                Some(copies[rng.range(0, copies.len() as u64 - 1) as usize].clone())
+            } else {
+                None
+            };
+            let t = Instant::now();
+            let r = cairn::memory::recall(&snap, text, stream.as_deref(), 10).expect("recall");
+            times.push(t.elapsed().as_secs_f64() * 1e6);
+            hits += r.hits.len();
+        }
+        let (p50, p99) = percentiles(times);
+        println!(
+            "recall, limit 10, {}: p50 {p50:.3} ms, p99 {p99:.3} ms over {rounds} queries ({:.1} hits a query)",
+            if scoped { "one stream" } else { "all streams" },
+            hits as f64 / rounds as f64
+        );
+    }
+}
+
+/// Fills `ledger` with copies of the dialogues up to `n` records; returns each stream with the
+/// number of its dialogue.
+fn build(
+    ledger: &Ledger,
+    dialogues: &[(String, Vec<(Role, String)>)],
+    n: u64,
+) -> Vec<(usize, String)> {
     let gate = Gatekeeper::default();
     let started = Instant::now();
     let mut records = 0u64;
@@ -134,64 +233,5 @@ fn main() {
         size
     );
 
-    let snap = ledger.snapshot().expect("snapshot");
-    let rounds = if quick { 300 } else { 3000 };
-    let mut rng = cairn_bench::Rng::new(7);
-    let mut ctx = Vec::with_capacity(rounds);
-    let mut items = 0usize;
-    for i in 0..rounds {
-        // Every fourth call asks a stream with a head summary.
-        let k = if i % 4 == 0 {
-            (rng.range(0, streams.len() as u64 / 500 + 1) * 500) as usize
-        } else {
-            rng.range(0, streams.len() as u64 - 1) as usize
-        };
-        let stream = &streams[k.min(streams.len() - 1)].1;
-        let t = Instant::now();
-        let c = cairn::memory::context(&snap, stream, 4000).expect("context");
-        ctx.push(t.elapsed().as_secs_f64() * 1e6);
-        items += c.claims.len() + c.spans.len();
-    }
-    let (p50, p99) = percentiles(ctx);
-    println!(
-        "context, budget 4000 tokens: p50 {p50:.3} ms, p99 {p99:.3} ms over {rounds} calls ({:.1} entries a call)",
-        items as f64 / rounds as f64
-    );
-
-    let mut by_dialogue: Vec<Vec<&String>> = vec![Vec::new(); dialogues.len()];
-    for (d, s) in &streams {
-        by_dialogue[*d].push(s);
-    }
-    for scoped in [true, false] {
-        let mut times = Vec::with_capacity(rounds);
-        let mut hits = 0usize;
-        for i in 0..rounds {
-            let q = &queries[i % queries.len()];
-            let text = q["query"].as_str().expect("query");
-            let stream = if scoped {
-                let home = q["stream"]
-                    .as_str()
-                    .or_else(|| q["relevant"][0]["stream"].as_str())
-                    .expect("a stream");
-                let d = dialogues
-                    .iter()
-                    .position(|(n, _)| n == home)
-                    .expect("dialogue");
-                let copies = &by_dialogue[d];
-                Some(copies[rng.range(0, copies.len() as u64 - 1) as usize].clone())
-            } else {
-                None
-            };
-            let t = Instant::now();
-            let r = cairn::memory::recall(&snap, text, stream.as_deref(), 10).expect("recall");
-            times.push(t.elapsed().as_secs_f64() * 1e6);
-            hits += r.hits.len();
-        }
-        let (p50, p99) = percentiles(times);
-        println!(
-            "recall, limit 10, {}: p50 {p50:.3} ms, p99 {p99:.3} ms over {rounds} queries ({:.1} hits a query)",
-            if scoped { "one stream" } else { "all streams" },
-            hits as f64 / rounds as f64
-        );
-    }
+    streams
 }

@@ -560,3 +560,47 @@ impl ServerHandler for Memory {
             )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads are served while the writer is busy (a compaction being judged, here a job that
+    /// waits for the test's word), and the write finishes after.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_are_served_while_the_writer_is_busy() {
+        let ledger = Arc::new(Ledger::in_memory().unwrap());
+        let memory = Memory::new(ledger, Gatekeeper::default()).unwrap();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        let busy = memory.clone();
+        let write = tokio::spawn(async move {
+            busy.write(move |ledger, _| {
+                wait.recv().unwrap();
+                let mut b = ledger.batch().map_err(internal)?;
+                b.append(cairn::record::Span {
+                    stream: "s".into(),
+                    turn: 0,
+                    role: cairn::record::Role::User,
+                    tool: None,
+                    text: "written after the read".into(),
+                })
+                .map_err(internal)?;
+                b.commit().map_err(internal)
+            })
+            .await
+        });
+        // The writer holds its job; a read still answers, and sees nothing yet.
+        let seen = memory
+            .read(|snap| cairn::memory::context(snap, "s", 100).map_err(internal))
+            .await
+            .unwrap();
+        assert!(seen.spans.is_empty());
+        release.send(()).unwrap();
+        write.await.unwrap().unwrap();
+        let seen = memory
+            .read(|snap| cairn::memory::context(snap, "s", 100).map_err(internal))
+            .await
+            .unwrap();
+        assert_eq!(seen.spans.len(), 1);
+    }
+}
