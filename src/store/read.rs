@@ -492,8 +492,8 @@ pub trait Read: sealed::Sealed {
     }
 
     /// Calls `take` with the recall index's postings of term `term` (weight, log index), over
-    /// all streams or over the stream of id `stream` only, heaviest first and newest first
-    /// among equals, until it returns `false`.
+    /// all streams or over the stream of id `stream` only, heaviest weight band first (sixteen
+    /// bands) and newest first within a band, until it returns `false`.
     fn postings(
         &self,
         stream: Option<u32>,
@@ -503,22 +503,20 @@ pub trait Read: sealed::Sealed {
         match stream {
             None => {
                 let table = self.tx().table(RECALL)?;
-                for entry in table
-                    .range((term, 0, 0)..=(term, u16::MAX, u64::MAX))?
-                    .rev()
-                {
-                    let (_, w, index) = entry?.0.value();
-                    if !take(w, index) {
+                let range = (term, 0, 0)..=(term, u8::MAX, u64::MAX);
+                for entry in table.range(range)?.rev() {
+                    let (k, w) = entry?;
+                    if !take(w.value(), k.value().2) {
                         break;
                     }
                 }
             }
             Some(s) => {
                 let table = self.tx().table(RECALL_STREAMS)?;
-                let range = (s, term, 0, 0)..=(s, term, u16::MAX, u64::MAX);
+                let range = (s, term, 0, 0)..=(s, term, u8::MAX, u64::MAX);
                 for entry in table.range(range)?.rev() {
-                    let (_, _, w, index) = entry?.0.value();
-                    if !take(w, index) {
+                    let (k, w) = entry?;
+                    if !take(w.value(), k.value().3) {
                         break;
                     }
                 }

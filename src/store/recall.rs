@@ -3,6 +3,9 @@
 //! with one update of each term's count. Written one by one, a span's fifty-odd postings land
 //! at fifty places of two B-trees and cost most of an append; sorted, they land side by side.
 //!
+//! Within a term, postings are ordered by weight band (sixteen), then by log index, so that
+//! appends land at the end of a band; a query reads the heaviest band first.
+//!
 //! Terms and streams are numbered in the order they first appear in the log (the order texts
 //! are gathered, whatever the batches), so that postings are small fixed-width keys and a
 //! ledger rebuilt in one batch by `verify` numbers them as the ledger written in many did.
@@ -17,6 +20,14 @@ use std::collections::HashMap;
 /// Postings a batch holds before it writes them: bounded, so a huge ingest in one
 /// transaction stays in bounded memory.
 pub(super) const FLUSH_AT: usize = 200_000;
+
+/// The band of a quantised weight: sixteen bands over its range. Postings are keyed by band,
+/// not by weight, so that a batch's postings of a term land at the end of a few bands (the
+/// log index grows) instead of all over the term's list: a batch writes near as many B-tree
+/// pages as it has distinct terms, not as it has postings.
+pub(crate) fn band(weight: u16) -> u8 {
+    (weight >> 12) as u8
+}
 
 /// Postings waiting to be written: (stream number, term number, weight, log index), numbers
 /// local to the buffer, in first-seen order.
@@ -110,18 +121,18 @@ impl Pending {
             .into_iter()
             .map(|(s, t, w, i)| (stream_ids[s as usize], term_ids[t as usize], w, i))
             .collect();
-        p.sort_unstable_by_key(|&(_, t, w, i)| (t, w, i));
+        p.sort_unstable_by_key(|&(_, t, w, i)| (t, band(w), i));
         {
             let mut all = txn.open_table(RECALL)?;
             for &(_, t, w, i) in &p {
-                all.insert((t, w, i), ())?;
+                all.insert((t, band(w), i), w)?;
             }
         }
-        p.sort_unstable();
+        p.sort_unstable_by_key(|&(s, t, w, i)| (s, t, band(w), i));
         {
             let mut own = txn.open_table(RECALL_STREAMS)?;
-            for &key in &p {
-                own.insert(key, ())?;
+            for &(s, t, w, i) in &p {
+                own.insert((s, t, band(w), i), w)?;
             }
         }
         *self = Pending::default();

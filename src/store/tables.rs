@@ -52,11 +52,12 @@ pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("m
 pub const ITEMS: TableDefinition<(&str, u64, u8), &[u8]> = TableDefinition::new("items");
 /// Summary rid -> its position among its stream's summaries (1-based): its boundary number.
 pub const ORDINALS: TableDefinition<[u8; 32], u64> = TableDefinition::new("ordinals");
-/// (term id, weight, log index) -> (): the recall index (SPEC.md section 10b) over every span
-/// and claim, its postings in weight order so that a query reads the best of each term first.
-pub const RECALL: TableDefinition<(u32, u16, u64), ()> = TableDefinition::new("recall");
-/// (stream id, term id, weight, log index) -> (): the same postings, per stream.
-pub const RECALL_STREAMS: TableDefinition<(u32, u32, u16, u64), ()> =
+/// (term id, weight band, log index) -> weight: the recall index (SPEC.md section 10b) over
+/// every span and claim. Read backwards, a term's postings come heaviest band first and newest
+/// first within a band; written, a batch's postings of a term land at the end of its bands.
+pub const RECALL: TableDefinition<(u32, u8, u64), u16> = TableDefinition::new("recall");
+/// (stream id, term id, weight band, log index) -> weight: the same postings, per stream.
+pub const RECALL_STREAMS: TableDefinition<(u32, u32, u8, u64), u16> =
     TableDefinition::new("recall_streams");
 /// Term -> (its id, the number of spans and claims that hold it); the empty term -> (0, the
 /// number indexed). Ids are given in the order terms first appear in the log.
