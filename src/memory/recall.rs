@@ -15,7 +15,9 @@ use crate::error::{ErrorKind, Result};
 use crate::record::{Kind, Origin, Record, Rid, Role, Status};
 use crate::store::Read;
 use crate::text::terms::{dequantize, idf, occurrences, terms, weight, K1};
+use crate::text::Fnv;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// Postings read of each query term, at most.
 pub const POSTINGS_READ: usize = 1_000;
@@ -105,7 +107,7 @@ pub fn recall<R: Read>(
     weights.sort_by(|a, b| b.2.total_cmp(&a.2));
     let wanted = RESCORED.max(limit.saturating_mul(4));
     let most = |from: usize| -> f64 { weights[from..].iter().map(|w| w.2 * (K1 + 1.0)).sum() };
-    let mut partial: HashMap<u64, f64> = HashMap::new();
+    let mut partial: HashMap<u64, f64, BuildHasherDefault<Fnv>> = HashMap::default();
     for (i, (_, term, idf)) in weights.iter().enumerate() {
         if partial.len() >= wanted {
             let mut scores: Vec<f64> = partial.values().copied().collect();
@@ -124,8 +126,12 @@ pub fn recall<R: Read>(
         })?;
     }
     let mut candidates: Vec<(u64, f64)> = partial.into_iter().collect();
-    candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    candidates.truncate(wanted);
+    let best_first = |a: &(u64, f64), b: &(u64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
+    if candidates.len() > wanted {
+        candidates.select_nth_unstable_by(wanted, best_first);
+        candidates.truncate(wanted);
+    }
+    candidates.sort_by(best_first);
     let asked: Vec<&str> = weights.iter().map(|(t, _, _)| t.as_str()).collect();
     let mut scored = Vec::with_capacity(candidates.len());
     for (index, _) in candidates {

@@ -5,19 +5,54 @@
 //! references and claim origins) and go through `cairn::ingest::apply_line`, so a tool call
 //! and an ingested line are judged alike. A refusal is a result the model reads (`verdict`
 //! "refused", each finding with its gate and detail, and what to do); arguments that name
-//! nothing (an unknown turn, a role that does not exist) are protocol errors (-32602) naming
-//! the argument.
+//! nothing (an unknown turn, a role that does not exist) or that do not fit the schema are
+//! protocol errors (-32602) naming the argument.
 
 use crate::writer::Writer;
 use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper};
 use cairn::ingest::{apply_line, line_result, LineError};
 use cairn::{Ledger, Read};
-use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
+
+/// A tool's arguments, read from the call. rmcp's own `Parameters` turns arguments that do not
+/// fit the schema into a tool error; cairn answers them, as every bad argument, with a protocol
+/// error (-32602) that names the argument (`argument turns[0].text: missing field ...`). The
+/// name is what rmcp's tool macro looks for to take the input schema from `T`.
+pub struct Parameters<T>(pub T);
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Parameters<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+impl<'a, S, T: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'a, S>>
+    for Parameters<T>
+{
+    fn from_context_part(context: &mut ToolCallContext<'a, S>) -> Result<Self, ErrorData> {
+        let arguments = Value::Object(context.arguments.take().unwrap_or_default());
+        serde_path_to_error::deserialize(arguments)
+            .map(Parameters)
+            .map_err(|e| {
+                let message = match e.path().to_string().as_str() {
+                    "." => format!("arguments: {}", e.inner()),
+                    path => format!("argument {path}: {}", e.inner()),
+                };
+                ErrorData::invalid_params(message, None)
+            })
+    }
+}
 
 /// The default budget of `context`, in tokens.
 pub const DEFAULT_BUDGET: usize = 4000;

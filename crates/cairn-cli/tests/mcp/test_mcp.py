@@ -134,6 +134,13 @@ def test_stdio_lists_the_tools_with_schemas_and_records_and_reads_back(tmp_path)
                         {"stream": "s", "covers": ["turn:0..turn:2"], "claims": [{"text": "x", "origin": "user-said", "witnesses": ["turn:99"]}]},
                     )
                 assert "claims[0].witnesses[0]" in str(e.value), str(e.value)
+                # So are arguments that do not fit the schema.
+                with pytest.raises(MCPError) as e:
+                    await s.call_tool("record_turns", {"stream": "s", "turns": [{"role": "user"}]})
+                assert "turns[0]" in str(e.value) and "text" in str(e.value), str(e.value)
+                # The near miss: the same call with its text is recorded.
+                r = await s.call_tool("record_turns", {"stream": "s", "turns": [{"role": "user", "text": "fixed"}]})
+                assert not r.is_error and r.structured_content["turns"][0]["turn"] == 3
 
     run(go())
 
