@@ -328,11 +328,15 @@ pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
 
 /// `cairn mcp`: the MCP tools over stdio, for an agent that starts this process.
 pub fn mcp(db: &Path, gate: Gatekeeper) -> Result<u8, Failure> {
-    let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
-    let memory = cairn_mcp::Memory::new(ledger, gate)
-        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))?;
-    cairn_mcp::run_stdio(memory).map_err(Failure::usage)?;
+    cairn_mcp::run_stdio(memory(db, gate)?).map_err(Failure::usage)?;
     Ok(0)
+}
+
+/// The MCP tools over the ledger at `db`, created if missing.
+fn memory(db: &Path, gate: Gatekeeper) -> Result<cairn_mcp::Memory, Failure> {
+    let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
+    cairn_mcp::Memory::new(ledger, gate)
+        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))
 }
 
 /// `cairn serve`: the MCP tools over Streamable HTTP until interrupted.
@@ -344,9 +348,7 @@ pub fn serve(
     allow_origin: &[String],
 ) -> Result<u8, Failure> {
     let token = std::env::var("CAIRN_TOKEN").ok().filter(|t| !t.is_empty());
-    let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
-    let memory = cairn_mcp::Memory::new(ledger, gate)
-        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))?;
+    let memory = memory(db, gate)?;
     let options = cairn_mcp::HttpOptions {
         listen,
         allowed_hosts: allow_host.to_vec(),

@@ -244,6 +244,28 @@ impl Memory {
         .map_err(|e| ErrorData::internal_error(format!("the read stopped: {e}"), None))?
     }
 
+    /// Appends a summary or an action built from a tool's arguments through the gates, and
+    /// answers with its verdict.
+    async fn gated(
+        &self,
+        kind: &'static str,
+        what: &'static str,
+        args: impl Serialize + Send + 'static,
+    ) -> Result<CallToolResult, ErrorData> {
+        let v = self
+            .write(move |ledger, gate| {
+                let mut line = serde_json::to_value(&args)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                line["kind"] = json!(kind);
+                let mut batch = ledger.batch().map_err(internal)?;
+                let r = apply(&mut batch, gate, line, "")?;
+                batch.commit().map_err(internal)?;
+                Ok(line_result(&r))
+            })
+            .await?;
+        Ok(answer(verdict_text(what, &v), v))
+    }
+
     /// Runs a write on the writer thread.
     async fn write<T: Send + 'static>(
         &self,
@@ -398,18 +420,7 @@ impl Memory {
         &self,
         Parameters(args): Parameters<ProposeCompaction>,
     ) -> Result<CallToolResult, ErrorData> {
-        let v = self
-            .write(move |ledger, gate| {
-                let mut line = serde_json::to_value(&args)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                line["kind"] = json!("summary");
-                let mut batch = ledger.batch().map_err(internal)?;
-                let r = apply(&mut batch, gate, line, "")?;
-                batch.commit().map_err(internal)?;
-                Ok(line_result(&r))
-            })
-            .await?;
-        Ok(answer(verdict_text("compaction", &v), v))
+        self.gated("summary", "compaction", args).await
     }
 
     #[tool(
@@ -419,18 +430,7 @@ impl Memory {
         &self,
         Parameters(args): Parameters<CheckAction>,
     ) -> Result<CallToolResult, ErrorData> {
-        let v = self
-            .write(move |ledger, gate| {
-                let mut line = serde_json::to_value(&args)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                line["kind"] = json!("action");
-                let mut batch = ledger.batch().map_err(internal)?;
-                let r = apply(&mut batch, gate, line, "")?;
-                batch.commit().map_err(internal)?;
-                Ok(line_result(&r))
-            })
-            .await?;
-        Ok(answer(verdict_text("action", &v), v))
+        self.gated("action", "action", args).await
     }
 
     #[tool(
