@@ -3,6 +3,7 @@
 
 use super::{for_each_word, has_digit};
 use rust_stemmers::{Algorithm, Stemmer};
+use std::borrow::Cow;
 
 /// BM25's term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -16,30 +17,20 @@ pub const AVGDL: f64 = 57.0;
 /// Words longer than this many bytes (encoded blobs, hashes pasted whole) are not indexed.
 pub const MAX_TERM_BYTES: usize = 64;
 
-/// The terms of a text in order: its words lower-cased, words without a digit stemmed by the
-/// Snowball English stemmer (so "tables" meets "table" and "2.3.1" stays whole). No word is
-/// left out as a stop word: BM25's idf already weighs "the" next to nothing, and on the recall
-/// set a stop list lost more matches than it saved (SPEC.md section 10b).
-pub fn sequence(text: &str) -> Vec<String> {
-    let stemmer = Stemmer::create(Algorithm::English);
-    let mut out = Vec::new();
-    for_each_word(text, |w| {
-        if w.len() > MAX_TERM_BYTES {
-            return;
-        }
-        let t = if has_digit(w) {
-            w.to_string()
-        } else {
-            stemmer.stem(w).into_owned()
-        };
-        if !t.is_empty() {
-            out.push(t);
-        }
-    });
-    out
+/// The term a word stands for: the word as it is when it holds a digit (so "2.3.1" stays
+/// whole), else its stem by the Snowball English stemmer (so "tables" meets "table"). Words
+/// longer than [`MAX_TERM_BYTES`] are no term. No word is left out as a stop word: BM25's idf
+/// already weighs "the" next to nothing, and on the recall set a stop list lost more matches
+/// than it saved (SPEC.md section 10b).
+fn term<'w>(stemmer: &Stemmer, w: &'w str) -> Cow<'w, str> {
+    if has_digit(w) {
+        Cow::Borrowed(w)
+    } else {
+        stemmer.stem(w)
+    }
 }
 
-/// How often each of the terms `query` (terms as [`sequence`] gives them) occurs in `text`, and
+/// How often each of the terms `query` (terms as [`terms`] gives them) occurs in `text`, and
 /// the text's length in terms: [`terms`] without stemming the words that cannot stem to a
 /// query term. The Snowball stemmer rewrites only endings, so a word stems to a term only if
 /// it starts with that term's first two bytes; the other words are only counted.
@@ -59,11 +50,7 @@ pub fn occurrences(text: &str, query: &[&str]) -> (Vec<u32>, u32) {
         if !heads.iter().any(|h| w.as_bytes().starts_with(h)) {
             return;
         }
-        let t = if has_digit(w) {
-            std::borrow::Cow::Borrowed(w)
-        } else {
-            stemmer.stem(w)
-        };
+        let t = term(&stemmer, w);
         if let Some(i) = query.iter().position(|q| *q == t) {
             tf[i] += 1;
         }
@@ -72,25 +59,27 @@ pub fn occurrences(text: &str, query: &[&str]) -> (Vec<u32>, u32) {
 }
 
 /// The distinct terms of a text with their counts, in first-seen order, and the text's length
-/// in terms (see [`sequence`]).
+/// in terms (see [`term`]).
 pub fn terms(text: &str) -> (Vec<(String, u32)>, u32) {
-    counts(&sequence(text))
-}
-
-/// The distinct terms of a sequence with their counts, in first-seen order, and its length.
-pub fn counts(seq: &[String]) -> (Vec<(String, u32)>, u32) {
+    let stemmer = Stemmer::create(Algorithm::English);
     let mut out: Vec<(String, u32)> = Vec::new();
-    let mut seen = std::collections::HashMap::<&str, usize>::new();
-    for t in seq {
-        match seen.get(t.as_str()) {
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    let mut len = 0u32;
+    for_each_word(text, |w| {
+        if w.len() > MAX_TERM_BYTES {
+            return;
+        }
+        len += 1;
+        let t = term(&stemmer, w);
+        match seen.get(t.as_ref()) {
             Some(&i) => out[i].1 += 1,
             None => {
-                seen.insert(t, out.len());
-                out.push((t.clone(), 1));
+                seen.insert(t.to_string(), out.len());
+                out.push((t.into_owned(), 1));
             }
         }
-    }
-    (out, seq.len() as u32)
+    });
+    (out, len)
 }
 
 /// BM25's weight of a term that occurs `tf` times in a text of `len` terms, before its inverse
