@@ -697,8 +697,8 @@ fn the_policy_hash_is_recorded_in_every_verdict() {
     let Some(cairn::record::Record::Verdict(v)) = ledger.get(&v).unwrap() else {
         panic!()
     };
-    assert_eq!(v.policy, policy.hash("cairn-lexical-2"));
-    assert_ne!(v.policy, Policy::default().hash("cairn-lexical-2"));
+    assert_eq!(v.policy, policy.hash("cairn-lexical-3"));
+    assert_ne!(v.policy, Policy::default().hash("cairn-lexical-3"));
     for bad in [
         "fidelity = 2",
         "colour = 0.5",

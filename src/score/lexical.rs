@@ -6,11 +6,14 @@
 //! - identifier precision: the share of its identifiers found verbatim in the source, and
 //!   same-kind conflicts (2.3.1 against 2.4.0 after the same word; port 5432 against 5433);
 //! - negation, antonym and failure mismatch against the window;
+//! - WordNet synonyms count as the word they stand for, and WordNet antonyms clash
+//!   (`text::wordnet`);
 //! - hedges: a hedged window supports an unhedged claim only weakly.
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
 use super::{ScoreError, Scorer, Scores};
+use crate::text::wordnet::wordnet;
 use crate::text::{
     for_each_word, identifiers, says_not_sure, sentences, stem, Fnv, IdKind, Ident, ANTONYMS,
     FAILURES, HEDGES, NEGATIONS, STOP,
@@ -35,7 +38,8 @@ const NAME_POW: f64 = 3.0;
 /// antonym, failure or version difference counts as a contradiction.
 pub const TOPIC: f64 = 0.3;
 
-/// The built-in scorer, id `cairn-lexical-2` (`cairn-lexical-1` until 2026-11-30).
+/// The built-in scorer, id `cairn-lexical-3` (`cairn-lexical-1` until 2026-11-30,
+/// `cairn-lexical-2` until 2026-12-01).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
@@ -116,6 +120,10 @@ struct Lexicon {
     antonyms: Vec<(u32, u32)>,
     /// For each word number, the count it writes, in digits or words.
     values: Vec<Option<u64>>,
+    /// For each word number, the WordNet lemmas it may be (`text::wordnet`).
+    lemmas: Vec<Box<[u32]>>,
+    /// For each word number, the WordNet synonym sets of those lemmas.
+    groups: Vec<Box<[u32]>>,
 }
 
 impl Lexicon {
@@ -169,6 +177,17 @@ impl Lexicon {
             .ok()
             .or_else(|| NUMBER_WORDS.iter().position(|n| *n == w).map(|v| v as u64));
         self.values.push(value);
+        let wn = wordnet();
+        let lemmas = if word.content() && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
+            wn.lemmas(w)
+        } else {
+            Vec::new()
+        };
+        let mut groups: Vec<u32> = lemmas.iter().flat_map(|l| wn.groups(*l)).copied().collect();
+        groups.sort_unstable();
+        groups.dedup();
+        self.lemmas.push(lemmas.into_boxed_slice());
+        self.groups.push(groups.into_boxed_slice());
         self.words.insert(w.to_string(), word);
         word
     }
@@ -183,6 +202,16 @@ impl Lexicon {
     /// The count a word writes ("6", "six"), if any.
     fn value(&self, word: u32) -> Option<u64> {
         self.values.get(word as usize).copied().flatten()
+    }
+
+    /// The WordNet lemmas a word may be.
+    fn lemmas(&self, word: u32) -> &[u32] {
+        self.lemmas.get(word as usize).map_or(&[], |l| l)
+    }
+
+    /// The WordNet synonym sets of a word.
+    fn groups(&self, word: u32) -> &[u32] {
+        self.groups.get(word as usize).map_or(&[], |g| g)
     }
 
     /// A stem's first five bytes, when it has five.
@@ -210,6 +239,12 @@ struct Window {
     counts: Vec<(u64, u32)>,
     /// Directions: whether a `to` (else a `from`) and the stems of the one or two words after.
     dirs: Vec<(bool, Vec<u32>)>,
+    /// The WordNet lemmas of its content words.
+    lemmas: Ids,
+    /// Their WordNet synonym sets.
+    groups: Ids,
+    /// The WordNet lemmas of the content words a negation denies ("not happy").
+    denied: Ids,
 }
 
 impl Window {
@@ -220,6 +255,7 @@ impl Window {
             .map(|w| w.stem)
             .collect();
         let (mut scope, mut counts, mut dirs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut denied = Vec::new();
         // The words of a text are the words of its clauses, in order: clauses split only at
         // characters that no word holds, so counting each clause's words places them.
         let mut at = 0;
@@ -227,7 +263,13 @@ impl Window {
             let mut n = 0;
             for_each_word(clause, |_| n += 1);
             let end = (at + n).min(words.len());
-            clause_facts(&words[at..end], lex, &mut scope, &mut counts, &mut dirs);
+            let facts = Facts {
+                scope: &mut scope,
+                denied: &mut denied,
+                counts: &mut counts,
+                dirs: &mut dirs,
+            };
+            clause_facts(&words[at..end], lex, facts);
             at = end;
         }
         Window {
@@ -249,6 +291,21 @@ impl Window {
             failure: words.iter().any(|w| w.flags & FAILURE != 0),
             counts,
             dirs,
+            lemmas: Ids::of(
+                words
+                    .iter()
+                    .flat_map(|w| lex.lemmas(w.id))
+                    .copied()
+                    .collect(),
+            ),
+            groups: Ids::of(
+                words
+                    .iter()
+                    .flat_map(|w| lex.groups(w.id))
+                    .copied()
+                    .collect(),
+            ),
+            denied: Ids::of(denied),
         }
     }
 }
@@ -266,19 +323,34 @@ const NUMBER_WORDS: &[&str] = &[
     "eleven", "twelve",
 ];
 
+/// Where [`clause_facts`] writes what a clause says.
+struct Facts<'a> {
+    /// The content stems a negation denies.
+    scope: &'a mut Vec<u32>,
+    /// Their WordNet lemmas.
+    denied: &'a mut Vec<u32>,
+    /// The things counted.
+    counts: &'a mut Vec<(u64, u32)>,
+    /// Where something goes to or comes from.
+    dirs: &'a mut Vec<(bool, Vec<u32>)>,
+}
+
 /// What one clause says beyond its words: the content stems a negation in it denies, the
 /// things it counts, and where it says something goes to or comes from.
-fn clause_facts(
-    ws: &[Word],
-    lex: &Lexicon,
-    scope: &mut Vec<u32>,
-    counts: &mut Vec<(u64, u32)>,
-    dirs: &mut Vec<(bool, Vec<u32>)>,
-) {
+fn clause_facts(ws: &[Word], lex: &Lexicon, out: Facts<'_>) {
+    let Facts {
+        scope,
+        denied,
+        counts,
+        dirs,
+    } = out;
     for (i, w) in ws.iter().enumerate() {
         let after = &ws[i + 1..];
         if w.negation() {
-            scope.extend(after.iter().take(4).filter(|x| x.content()).map(|x| x.stem));
+            for x in after.iter().take(4).filter(|x| x.content()) {
+                scope.push(x.stem);
+                denied.extend_from_slice(lex.lemmas(x.id));
+            }
         }
         if let (Some(v), Some(next)) = (lex.value(w.id), after.first()) {
             if next.content() && next.stem != w.stem {
@@ -320,6 +392,8 @@ struct Source {
     all: Ids,
     /// Words of the whole text.
     all_words: Ids,
+    /// WordNet synonym sets of the whole text's content words.
+    all_groups: Ids,
     /// The candidate prefilter's keys of the whole text (see [`prefix_keys`]).
     chars5: Rc<Prefixes>,
     /// (content stem, sentence) pairs, sorted: the sentences holding a stem are a run.
@@ -361,10 +435,11 @@ impl Source {
                 wins.push((i as u32, len as u32));
             }
         }
-        let (mut postings, mut all_words) = (Vec::new(), Vec::new());
+        let (mut postings, mut all_words, mut all_groups) = (Vec::new(), Vec::new(), Vec::new());
         for (i, sent) in sents.iter().enumerate() {
             for w in &sent.words {
                 all_words.push(w.id);
+                all_groups.extend_from_slice(lex.groups(w.id));
                 if w.content() {
                     postings.push((w.stem, i as u32));
                 }
@@ -380,6 +455,7 @@ impl Source {
             text,
             all,
             all_words: Ids::of(all_words),
+            all_groups: Ids::of(all_groups),
             chars5: Rc::new(Prefixes::of(chars5)),
             sents,
             wins,
@@ -416,6 +492,9 @@ impl Source {
                 .flat_map(|p| p.counts.iter().copied())
                 .collect(),
             dirs: parts.iter().flat_map(|p| p.dirs.iter().cloned()).collect(),
+            lemmas: Ids::union(parts.iter().map(|p| &p.lemmas)),
+            groups: Ids::union(parts.iter().map(|p| &p.groups)),
+            denied: Ids::union(parts.iter().map(|p| &p.denied)),
         })
     }
 }
@@ -424,6 +503,8 @@ impl Source {
 struct ClaimPart {
     /// Content stems in order, repeats kept: coverage counts each.
     content: Vec<u32>,
+    /// The word number of each of them.
+    content_words: Vec<u32>,
     /// The fuzzy-match key of each of them.
     keys: Vec<Option<u64>>,
     /// The analysis shared with sources.
@@ -448,6 +529,7 @@ impl ClaimPart {
             .collect();
         ClaimPart {
             keys: content.iter().map(|s| lex.key(*s)).collect(),
+            content_words: words.iter().filter(|w| w.content()).map(|w| w.id).collect(),
             content,
             w: Window::of(claim, &words, lex),
             names,
@@ -713,15 +795,26 @@ fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
     let shares_id = ids
         .iter()
         .any(|i| best.ids.iter().any(|w| w.text == i.text));
+    // The claim says with an antonym what the window says with a negation ("unhappy" against
+    // "not happy"): the two agree.
+    let wn = wordnet();
+    let agrees = part.content_words.iter().any(|&w| {
+        lex.lemmas(w)
+            .iter()
+            .any(|l| wn.antonyms(*l).iter().any(|a| best.denied.contains(*a)))
+    });
     Clash {
         // A negation counts only where it denies something the other side asserts.
         negation: cov >= 0.25
+            && !agrees
             && ((best.negated && !claim.negated && best.scope.iter().any(|w| c.contains(w)))
                 || (claim.negated
                     && !best.negated
                     && claim.scope.iter().any(|w| best.content.contains(*w)))),
-        one_negated: cov >= 0.4 && claim.negated != best.negated,
-        antonym: cov >= TOPIC && antonym_clash(&lex.antonyms, &claim.stems, &best.stems),
+        one_negated: cov >= 0.4 && !agrees && claim.negated != best.negated,
+        antonym: cov >= TOPIC
+            && (antonym_clash(&lex.antonyms, &claim.stems, &best.stems)
+                || wordnet_antonym(part, best, lex)),
         failure: best.failure
             && !claim.failure
             && cov >= 0.4
@@ -734,6 +827,27 @@ fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
             }),
         direction: cov >= TOPIC && direction_clash(&claim.dirs, &best.dirs),
     }
+}
+
+/// Whether a claim word that the window neither holds nor trades for a synonym has a WordNet
+/// antonym there that the claim itself lacks ("dark blue" against "light blue"). An antonym
+/// that either side denies agrees instead ("unhappy" against "not happy").
+fn wordnet_antonym(part: &ClaimPart, best: &Window, lex: &Lexicon) -> bool {
+    let wn = wordnet();
+    part.content_words.iter().any(|&w| {
+        let lemmas = lex.lemmas(w);
+        let held = lemmas.iter().any(|l| best.lemmas.contains(*l))
+            || lex.groups(w).iter().any(|g| best.groups.contains(*g));
+        !held
+            && lemmas.iter().any(|l| {
+                !part.w.denied.contains(*l)
+                    && wn.antonyms(*l).iter().any(|a| {
+                        best.lemmas.contains(*a)
+                            && !best.denied.contains(*a)
+                            && !part.w.lemmas.contains(*a)
+                    })
+            })
+    })
 }
 
 /// Whether the claim's directions contradict the window's: the same target reached `to` on
@@ -759,8 +873,20 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
     let n = c.len() as f64;
     let (at, hits) = best_window(c, src);
     let best = &src.window(src.wins[at], lex);
-    let cov = f64::from(hits) / n;
-    let precision = c.iter().filter(|t| src.all.contains(**t)).count() as f64 / n;
+    // A claim word counts where the window holds it or one of its WordNet synonyms.
+    let synonym = |k: usize, groups: &Ids| {
+        lex.groups(part.content_words[k])
+            .iter()
+            .any(|g| groups.contains(*g))
+    };
+    let matched = (0..c.len())
+        .filter(|&k| best.content.contains(c[k]) || synonym(k, &best.groups))
+        .count();
+    let cov = (matched as f64).max(f64::from(hits)) / n;
+    let precision = (0..c.len())
+        .filter(|&k| src.all.contains(c[k]) || synonym(k, &src.all_groups))
+        .count() as f64
+        / n;
     let fuzzy_cov = c
         .iter()
         .zip(&part.keys)
@@ -823,7 +949,7 @@ fn plain(t: &str) -> std::borrow::Cow<'_, str> {
 
 impl Scorer for Lexical {
     fn id(&self) -> &str {
-        "cairn-lexical-2"
+        "cairn-lexical-3"
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
@@ -894,6 +1020,33 @@ mod tests {
         let src = "No, I don\u{2019}t want to rent it just yet, thanks.";
         assert!(scores("wants to rent the car right away", src).entailment < 0.3);
         assert!(scores("does not want to rent it yet", src).entailment >= 0.3);
+    }
+
+    /// What `cairn-lexical-3` takes from WordNet, each with a near miss: a synonym counts as the
+    /// word it stands for, an antonym clashes, and an antonym under a negation agrees.
+    #[test]
+    fn the_third_version_reads_wordnet_synonyms_and_antonyms() {
+        let src = "Okay, do you have a specific area you want to stay in?";
+        let with_synonym = scores(
+            "asked whether the user has a particular area to stay in",
+            src,
+        );
+        let with_other = scores("asked whether the user has a northern area to stay in", src);
+        assert!(with_synonym.entailment > with_other.entailment);
+        assert!(with_synonym.entailment >= 0.3);
+
+        let src = "can we turn blue into a light blue?";
+        assert!(scores("asked to turn blue into a dark blue", src).contradiction >= 0.6);
+        assert!(scores("asked to turn blue into a pale blue", src).contradiction < 0.6);
+
+        let src = "You are not happy with the service you received and want a refund.";
+        assert!(
+            scores("unhappy with the service, the customer wants a refund", src).contradiction
+                < 0.6
+        );
+        assert!(
+            scores("happy with the service, the customer wants a refund", src).contradiction >= 0.6
+        );
     }
 
     /// Scores do not depend on what the caches held before: filling them past their limit drops

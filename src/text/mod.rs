@@ -5,6 +5,7 @@
 
 pub mod classify;
 pub mod terms;
+pub(crate) mod wordnet;
 
 /// A fast hasher for the scorer's own words and texts, where SipHash's flood resistance buys
 /// nothing (the keys are the ledger's own words, not a server's input): eight bytes at a time
