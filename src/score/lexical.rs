@@ -8,15 +8,20 @@
 //! - negation, antonym and failure mismatch against the window;
 //! - WordNet synonyms count as the word they stand for, and WordNet antonyms clash
 //!   (`text::wordnet`);
+//! - bindings: a word the claim binds to one of its identifiers that the source binds only
+//!   to another of them ("cancel M20IZO and upgrade IFOYYZ" against the reverse);
+//! - order: "first X, then Y", "X before Y", "Y after X" against the source's own markers or,
+//!   without them, where it tells each (`order`);
 //! - hedges: a hedged window supports an unhedged claim only weakly.
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.
 
+use super::order::{self, SourceOrder};
 use super::{ScoreError, Scorer, Scores};
 use crate::text::wordnet::wordnet;
 use crate::text::{
-    for_each_word, identifiers, says_not_sure, sentences, stem, Fnv, IdKind, Ident, ANTONYMS,
-    FAILURES, HEDGES, NEGATIONS, STOP,
+    bindings, for_each_word, identifiers, says_not_sure, sentences, stem, Binding, Fnv, IdKind,
+    Ident, ANTONYMS, FAILURES, HEDGES, NEGATIONS, STOP,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -398,6 +403,10 @@ struct Source {
     chars5: Rc<Prefixes>,
     /// (content stem, sentence) pairs, sorted: the sentences holding a stem are a run.
     postings: Vec<(u32, u32)>,
+    /// Its identifiers and the words binding each, read the first time a claim asks.
+    bindings: std::cell::OnceCell<Vec<Binding>>,
+    /// The order it tells things in, read the first time a claim states an order.
+    order: std::cell::OnceCell<SourceOrder>,
 }
 
 impl Source {
@@ -461,7 +470,17 @@ impl Source {
             wins,
             win_at,
             postings,
+            bindings: std::cell::OnceCell::new(),
+            order: std::cell::OnceCell::new(),
         }
+    }
+
+    fn order(&self) -> &SourceOrder {
+        self.order.get_or_init(|| order::source_order(&self.text))
+    }
+
+    fn bindings(&self) -> &[Binding] {
+        self.bindings.get_or_init(|| bindings(&self.text))
     }
 
     /// The full analysis of one sentence, made the first time it is asked for.
@@ -511,6 +530,10 @@ struct ClaimPart {
     w: Window,
     /// Words of capitalised tokens after the first: names, which edits swap for other names.
     names: Vec<u32>,
+    /// Its identifiers and the words binding each.
+    bindings: Vec<Binding>,
+    /// The order it states ("first X, then Y"), if any.
+    order: Option<order::Sides>,
 }
 
 impl ClaimPart {
@@ -533,6 +556,8 @@ impl ClaimPart {
             content,
             w: Window::of(claim, &words, lex),
             names,
+            bindings: bindings(claim),
+            order: order::sides(claim),
         }
     }
 }
@@ -850,6 +875,27 @@ fn wordnet_antonym(part: &ClaimPart, best: &Window, lex: &Lexicon) -> bool {
     })
 }
 
+/// Whether the claim binds one of its identifiers with a word that the source binds only to
+/// another of them ("cancel M20IZO and upgrade IFOYYZ" against "cancel IFOYYZ and upgrade
+/// M20IZO"; "rename a to b" against "rename b to a"). Only identifiers the source holds count,
+/// and at least two of them.
+fn binding_swap(claim: &[Binding], source: &[Binding]) -> bool {
+    let found: Vec<&Binding> = claim
+        .iter()
+        .filter(|b| source.iter().any(|s| s.id == b.id))
+        .collect();
+    if !found.iter().any(|b| b.id != found[0].id) {
+        return false;
+    }
+    let binds =
+        |id: &str, head: &String| source.iter().any(|s| s.id == id && s.heads.contains(head));
+    found.iter().any(|b| {
+        b.heads
+            .iter()
+            .any(|h| !binds(&b.id, h) && found.iter().any(|o| o.id != b.id && binds(&o.id, h)))
+    })
+}
+
 /// Whether the claim's directions contradict the window's: the same target reached `to` on
 /// one side and `from` on the other, or two targets of `to` swapped.
 fn direction_clash(claim: &[(bool, Vec<u32>)], window: &[(bool, Vec<u32>)]) -> bool {
@@ -901,6 +947,12 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         names.iter().filter(|w| src.all_words.contains(**w)).count() as f64 / names.len() as f64
     };
     let k = clash(part, best, cov, lex);
+    let swapped = cov >= TOPIC && binding_swap(&part.bindings, src.bindings());
+    let reordered = cov >= TOPIC
+        && part
+            .order
+            .as_ref()
+            .is_some_and(|o| order::reversed(o, src.order()));
     let mut entailment =
         (0.6 * cov + 0.4 * precision) * ids.precision.powf(1.5) * name_precision.powf(NAME_POW);
     for (hit, factor) in [
@@ -912,6 +964,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (ids.soft_conflict && !ids.conflict, 0.5),
         (k.count, 0.3),
         (k.direction, 0.3),
+        (swapped || reordered, 0.3),
     ] {
         if hit {
             entailment *= factor;
@@ -925,6 +978,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (k.failure, 0.6),
         (k.count, 0.7),
         (k.direction, 0.7),
+        (swapped || reordered, 0.7),
     ] {
         if hit {
             contradiction = contradiction.max(at_least);
@@ -1020,6 +1074,65 @@ mod tests {
         let src = "No, I don\u{2019}t want to rent it just yet, thanks.";
         assert!(scores("wants to rent the car right away", src).entailment < 0.3);
         assert!(scores("does not want to rent it yet", src).entailment >= 0.3);
+    }
+
+    /// Who goes with which identifier, and which comes first, each with a near miss: codes
+    /// swapped between two actions, a rename turned round, times swapped between two legs, and
+    /// an order the source's own marker reverses.
+    #[test]
+    fn the_third_version_sees_bindings_and_order_swapped() {
+        let src = "You want to cancel two upcoming reservations (IFOYYZ and NQNU5R) \
+                   and upgrade a third (M20IZO) to business class.";
+        let swapped = "The customer wants to cancel reservation M20IZO and upgrade IFOYYZ.";
+        let kept = "The customer wants to cancel reservation IFOYYZ and upgrade M20IZO.";
+        assert!(scores(swapped, src).contradiction >= 0.6);
+        assert!(scores(kept, src).contradiction < 0.6);
+        assert!(scores(kept, src).entailment >= 0.3);
+
+        let src = "rename `cmd_add_clipboard_image` to cmd_clipboard";
+        assert!(
+            scores(
+                "asked to rename cmd_clipboard to cmd_add_clipboard_image",
+                src
+            )
+            .entailment
+                < 0.3
+        );
+        assert!(
+            scores(
+                "asked to rename cmd_add_clipboard_image to cmd_clipboard",
+                src
+            )
+            .entailment
+                >= 0.3
+        );
+
+        let src =
+            "I found a flight that leaves at 3:30 pm and the return flight takes off at 6:40 am.";
+        assert!(
+            scores(
+                "the flight leaves at 6:40 am and the return takes off at 3:30 pm",
+                src
+            )
+            .contradiction
+                >= 0.6
+        );
+        assert!(
+            scores(
+                "the flight leaves at 3:30 pm and the return takes off at 6:40 am",
+                src
+            )
+            .entailment
+                >= 0.3
+        );
+
+        let src = "Committing app.py before applying edits.\nCommit 56975d0 fix: paths";
+        assert!(
+            scores("aider applied the edits to app.py before committing", src).contradiction >= 0.6
+        );
+        assert!(
+            scores("aider committed app.py before applying the edits", src).contradiction < 0.6
+        );
     }
 
     /// What `cairn-lexical-3` takes from WordNet, each with a near miss: a synonym counts as the

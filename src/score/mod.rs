@@ -35,6 +35,7 @@ mod external;
 mod lexical;
 #[cfg(feature = "model")]
 mod model;
+mod order;
 
 pub use crate::error::{ScoreError, ScoreProblem};
 pub use external::External;

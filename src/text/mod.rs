@@ -365,7 +365,8 @@ pub fn content_of(words: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn is_content(w: &str) -> bool {
+/// Whether a word carries content: neither a stop word nor a negation.
+pub(crate) fn is_content(w: &str) -> bool {
     !STOP.contains(w) && !NEGATIONS.contains(w)
 }
 
@@ -428,8 +429,9 @@ fn id_kind(tok: &str) -> Option<IdKind> {
     Some(IdKind::Code)
 }
 
-/// The identifiers in a text: versions, numbers, ports, paths, URLs, hashes and codes.
-pub fn identifiers(text: &str) -> Vec<Ident> {
+/// The tokens of a text as [`identifiers`] reads them: split at whitespace and at the
+/// punctuation no identifier holds, with sentence punctuation trimmed off the ends.
+fn id_tokens(text: &str) -> impl Iterator<Item = &str> {
     let separator = |c: char| {
         c.is_whitespace()
             || matches!(
@@ -450,14 +452,17 @@ pub fn identifiers(text: &str) -> Vec<Ident> {
                     | '|'
             )
     };
+    text.split(separator)
+        .map(|raw| raw.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?' | '*')))
+        .filter(|tok| !tok.is_empty())
+}
+
+/// The identifiers in a text: versions, numbers, ports, paths, URLs, hashes and codes.
+pub fn identifiers(text: &str) -> Vec<Ident> {
     let mut out = Vec::new();
     // The token before, whose last word is the word before an identifier.
     let mut prev = "";
-    for raw in text.split(separator) {
-        let tok = raw.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?' | '*'));
-        if tok.is_empty() {
-            continue;
-        }
+    for tok in id_tokens(text) {
         if let Some(kind) = id_kind(tok) {
             let mut before = None;
             for_each_word(prev, |w| before = Some(w.to_string()));
@@ -468,6 +473,49 @@ pub fn identifiers(text: &str) -> Vec<Ident> {
             });
         }
         prev = tok;
+    }
+    out
+}
+
+/// An identifier and the words that bind it: the last two content stems before it in its
+/// sentence, after any identifier before it ("cancel reservation" in "cancel reservation
+/// M20IZO and upgrade IFOYYZ"). Snake-case names (`cmd_clipboard`) count as identifiers here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// The identifier as written.
+    pub id: String,
+    /// The stems that bind it, at most two.
+    pub heads: Vec<String>,
+}
+
+/// The identifiers of a text with the words that bind each, in order (see [`Binding`]).
+pub fn bindings(text: &str) -> Vec<Binding> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        let mut before: Vec<String> = Vec::new();
+        for tok in id_tokens(sentence) {
+            let letters = tok.chars().filter(|c| c.is_alphabetic()).count();
+            // `cmd_clipboard`, and booking codes in capitals (`IFOYYZ`).
+            let snake = tok.contains('_') && letters >= 2;
+            let code = letters >= 5
+                && tok
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+            if id_kind(tok).is_some() || snake || code {
+                let from = before.len().saturating_sub(1);
+                out.push(Binding {
+                    id: tok.to_string(),
+                    heads: before.split_off(from),
+                });
+                before.clear();
+            } else {
+                for_each_word(tok, |w| {
+                    if is_content(w) && !has_digit(w) {
+                        before.push(stem(w));
+                    }
+                });
+            }
+        }
     }
     out
 }
