@@ -39,6 +39,15 @@ const SLOTS: &[&str] = &[
 
 const NAME_POW: f64 = 3.0;
 
+/// Words that deny what follows them as "not" does, beyond `text::NEGATIONS`: "lacks vertical
+/// space" says what "not enough vertical room" says.
+const DENYING: &[&str] = &["lack", "lacks", "lacked", "lacking", "without"];
+
+/// Whether a word is a negation for the scorer: listed, denying, or ending in "n't".
+fn negation(w: &str) -> bool {
+    NEGATIONS.contains(w) || DENYING.contains(&w) || w.ends_with("n't")
+}
+
 /// The least coverage at which a window is about the claim's topic: below it, no negation,
 /// antonym, failure or version difference counts as a contradiction.
 pub const TOPIC: f64 = 0.3;
@@ -129,6 +138,13 @@ struct Lexicon {
     lemmas: Vec<Box<[u32]>>,
     /// For each word number, the WordNet synonym sets of those lemmas.
     groups: Vec<Box<[u32]>>,
+    /// Stems of the words whose negation asserts what follows ("don't forget to X").
+    lifted: Vec<u32>,
+    /// Stems of "anything", "nothing", "anyone" and "else", which before "but" or "except"
+    /// make a negation exclusive ("does not need anything but X" needs X).
+    indefinite: Vec<u32>,
+    /// Stems of "but", "except" and "besides".
+    but: Vec<u32>,
 }
 
 impl Lexicon {
@@ -138,6 +154,14 @@ impl Lexicon {
             .iter()
             .map(|(x, y)| (lex.stem(&stem(x)), lex.stem(&stem(y))))
             .collect();
+        let mut stems =
+            |ws: &[&str]| -> Vec<u32> { ws.iter().map(|w| lex.stem(&stem(w))).collect() };
+        let lifted = stems(&["forget", "hesitate", "fail", "neglect"]);
+        let indefinite = stems(&["anything", "nothing", "anyone", "else"]);
+        let but = stems(&["but", "except", "besides"]);
+        lex.lifted = lifted;
+        lex.indefinite = indefinite;
+        lex.but = but;
         lex
     }
 
@@ -170,8 +194,8 @@ impl Lexicon {
         let word = Word {
             id: self.words.len() as u32,
             stem: self.stem(&stem(w)),
-            flags: flag(!STOP.contains(w) && !NEGATIONS.contains(w), CONTENT)
-                | flag(NEGATIONS.contains(w) || w.ends_with("n't"), NEGATION)
+            flags: flag(!STOP.contains(w) && !negation(w), CONTENT)
+                | flag(negation(w), NEGATION)
                 | flag(HEDGES.contains(w), HEDGE)
                 | flag(FAILURES.contains(w), FAILURE)
                 | flag(w == "to", TO)
@@ -352,7 +376,20 @@ fn clause_facts(ws: &[Word], lex: &Lexicon, out: Facts<'_>) {
     for (i, w) in ws.iter().enumerate() {
         let after = &ws[i + 1..];
         if w.negation() {
-            for x in after.iter().take(4).filter(|x| x.content()) {
+            let mut reach = after.iter().take(4).filter(|x| x.content()).peekable();
+            // "Don't forget to X" asserts X: only "forget" is denied (so "remember" agrees).
+            if let Some(x) = reach.next_if(|x| lex.lifted.contains(&x.stem)) {
+                denied.extend_from_slice(lex.lemmas(x.id));
+                continue;
+            }
+            // "not ... anything but X" asserts X alone: nothing is denied.
+            let exclusive = after
+                .windows(2)
+                .any(|p| lex.indefinite.contains(&p[0].stem) && lex.but.contains(&p[1].stem));
+            if exclusive {
+                continue;
+            }
+            for x in reach {
                 scope.push(x.stem);
                 denied.extend_from_slice(lex.lemmas(x.id));
             }
@@ -734,6 +771,27 @@ fn best_window(c: &[u32], src: &Source) -> (usize, u32) {
     (at, hits.get(at).copied().unwrap_or(0))
 }
 
+/// Whether `text` holds `id` as a whole token: not inside a longer word, and not the head of
+/// a longer name or version ("gpt-4o" is not in "gpt-4o-mini", "3.10" not in "3.10.2"; "0.03"
+/// is in "$0.03", "0.49.2" in "v0.49.2", "claude-3-5-sonnet" in "claude-3-5-sonnet-20240620").
+fn holds_token(text: &str, id: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text.match_indices(id).any(|(at, _)| {
+        let mut before = text[..at].chars().rev();
+        let prev = before.next();
+        let version = matches!(prev, Some('v' | 'V')) && !word(before.next());
+        let mut after = text[at + id.len()..].chars();
+        let next = after.next();
+        let then = after.next();
+        let joined = match next {
+            Some('.') => then.is_some_and(|c| c.is_ascii_digit()),
+            Some('-' | '_') => then.is_some_and(char::is_alphabetic),
+            _ => false,
+        };
+        (!word(prev) || version) && !word(next) && !joined
+    })
+}
+
 /// How a sentence's identifiers fare against the source and its best window.
 struct IdCheck {
     /// The share found verbatim in the source.
@@ -752,7 +810,7 @@ fn id_check(ids: &[Ident], source: &str, window: &[Ident], cov: f64) -> IdCheck 
     let mut soft_conflict = false;
     let mut same_kind = 0.0;
     for id in ids {
-        if source.contains(&id.text) {
+        if holds_token(source, &id.text) {
             id_found += 1.0;
             same_kind += 1.0;
             continue;
@@ -946,7 +1004,18 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
     } else {
         names.iter().filter(|w| src.all_words.contains(**w)).count() as f64 / names.len() as f64
     };
-    let k = clash(part, best, cov, lex);
+    let mut k = clash(part, best, cov, lex);
+    // In a short source, an antonym in a sentence next to the best window clashes too ("a
+    // private cab" against "Call me a cab please. It can be a shared ride.").
+    if cov >= TOPIC && !k.antonym && src.sents.len() <= 3 {
+        let stems = Ids::of(
+            src.sents
+                .iter()
+                .flat_map(|s| s.words.iter().map(|w| w.stem))
+                .collect(),
+        );
+        k.antonym = antonym_clash(&lex.antonyms, &part.w.stems, &stems);
+    }
     let swapped = cov >= TOPIC && binding_swap(&part.bindings, src.bindings());
     let reordered = cov >= TOPIC
         && part
@@ -1133,6 +1202,50 @@ mod tests {
         assert!(
             scores("aider committed app.py before applying the edits", src).contradiction < 0.6
         );
+    }
+
+    /// How `cairn-lexical-3` reads negation, antonyms and identifiers more closely, each with a
+    /// near miss.
+    #[test]
+    fn the_third_version_reads_negations_antonyms_and_identifiers_closely() {
+        // "Don't forget to X" asserts X; "don't X" denies it.
+        let src = "That's all, have a great day! Don't forget to spay or neuter your pet!";
+        assert!(scores("reminded them to spay or neuter their pet", src).contradiction < 0.6);
+        let src = "That's all, have a great day! Don't spay or neuter your pet!";
+        assert!(scores("reminded them to spay or neuter their pet", src).contradiction >= 0.6);
+
+        // "not ... anything but X" needs X; "not X" does not.
+        let src = "No, I just need the general phone number, please.";
+        let only = "The user does not need anything but the general phone number.";
+        assert!(scores(only, src).entailment >= 0.3);
+        let not = "The user does not need the general phone number.";
+        assert!(scores(not, src).contradiction >= 0.6);
+
+        // "lacks X" denies X as "not X" does.
+        let src = "the graph looks bad because there's not enough vertical room for the title";
+        assert!(scores("the graph lacks vertical room for the title", src).contradiction < 0.6);
+        assert!(scores("the graph has vertical room for the title", src).contradiction >= 0.6);
+
+        // In a short source, an antonym in the next sentence clashes.
+        let src = "Call me a cab to Hop Creek Pub. It can be a shared ride.";
+        let private = "The user asked for a private cab to Hop Creek Pub.";
+        assert!(scores(private, src).contradiction >= 0.6);
+        let shared = "The user asked for a shared cab to Hop Creek Pub.";
+        assert!(scores(shared, src).contradiction < 0.6);
+
+        // An identifier counts only as a whole token.
+        let src = "add --mini to set model to gpt-4o-mini";
+        assert!(scores("add --mini to set the model to gpt-4o", src).entailment < 0.3);
+        assert!(scores("add --mini to set the model to gpt-4o-mini", src).entailment >= 0.3);
+        assert!(holds_token("cost $0.03 today", "0.03"));
+        assert!(!holds_token("python 3.10.2", "3.10"));
+        assert!(holds_token("Aider v0.49.2-dev today", "v0.49.2-dev"));
+        assert!(holds_token("Aider v0.49.2", "0.49.2"));
+        assert!(!holds_token("Aider v0.49.2-dev", "0.49.2"));
+        assert!(holds_token(
+            "claude-3-5-sonnet-20240620",
+            "claude-3-5-sonnet"
+        ));
     }
 
     /// What `cairn-lexical-3` takes from WordNet, each with a near miss: a synonym counts as the
