@@ -162,10 +162,8 @@ fn turns(split: &str) {
             tool: None,
             text: t["text"].as_str().unwrap_or("").to_string(),
         };
-        let found: Vec<&str> = classify(Rid([0; 32]), &span)
-            .iter()
-            .map(|i| i.class.name())
-            .collect();
+        let items = classify(Rid([0; 32]), &span);
+        let found: Vec<&str> = items.iter().map(|i| i.class.name()).collect();
         let want: Vec<String> = t["items"]
             .as_array()
             .cloned()
@@ -189,6 +187,12 @@ fn turns(split: &str) {
                 let what = if w { "MISS" } else { "FALSE" };
                 let text: String = span.text.chars().take(200).collect();
                 println!("{what} {:?} {}", span.role, text.replace('\n', " "));
+                for i in items.iter().filter(|i| i.class.name() == class) {
+                    println!(
+                        "    found: {}",
+                        i.text.chars().take(120).collect::<String>()
+                    );
+                }
             }
             let e = per.entry(class.to_string()).or_default();
             e.0 += usize::from(w);

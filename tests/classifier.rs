@@ -202,3 +202,79 @@ fn account_ids_dates_and_persona_names_are_identifiers() {
     // A snake_case name without digits is code, not an account.
     assert!(ids(Role::User, "rename the read_config function").is_empty());
 }
+
+/// Classifier version 5 (derived rules 5): contractions without an apostrophe, a system
+/// prompt's restriction, terminal output a user pasted, a failure the assistant says goes on,
+/// "I'm looking to", and names that are not headings, titles or runs across punctuation;
+/// each beside a near miss.
+#[test]
+fn version_five_reads_typed_contractions_restrictions_pasted_failures_and_plain_names() {
+    let has =
+        |role: Role, text: &str, class: &str| found(role, text).iter().any(|(c, _)| c == class);
+    assert!(has(
+        Role::User,
+        "this is a header and shouldnt be output",
+        "prohibition"
+    ));
+    assert!(!has(
+        Role::User,
+        "this is a header and should be output",
+        "prohibition"
+    ));
+    assert!(has(
+        Role::System,
+        "An order can only be cancelled if its status is 'pending'.",
+        "prohibition"
+    ));
+    assert!(!has(
+        Role::User,
+        "It can only be me, I think.",
+        "prohibition"
+    ));
+    assert!(has(
+        Role::User,
+        "\u{276f} bun run . tasks status set #001\nerror: missing required argument 'status'",
+        "failed-attempt"
+    ));
+    assert!(!has(
+        Role::User,
+        "the status should say error when it is missing",
+        "failed-attempt"
+    ));
+    assert!(has(
+        Role::Assistant,
+        "The tests are failing because the directory already exists.",
+        "failed-attempt"
+    ));
+    assert!(!has(
+        Role::Assistant,
+        "The tests pass now.",
+        "failed-attempt"
+    ));
+    assert!(has(
+        Role::User,
+        "I'm looking to fix the merge base of the pr command.",
+        "preference"
+    ));
+    assert!(!has(
+        Role::User,
+        "I was looking at the merge base.",
+        "preference"
+    ));
+
+    let names = |text: &str| -> Vec<String> {
+        found(Role::Assistant, text)
+            .into_iter()
+            .filter(|(c, _)| c == "identifier")
+            .map(|(_, t)| t)
+            .collect()
+    };
+    assert!(names("### Current Issues With Separate Files").is_empty());
+    assert!(names("1. **Limited Test Coverage**: there is one test.").is_empty());
+    assert!(names("Please contact the Parkside, Cambridge police station.").is_empty());
+    assert!(names("You want tickets for No Time to Die.").is_empty());
+    assert_eq!(
+        names("I booked a table at the Lalla Grill for you."),
+        ["Lalla Grill"]
+    );
+}

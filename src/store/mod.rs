@@ -61,8 +61,10 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
 /// is the number of re-summarisations since the last grounding. Version 3: the classifier also
 /// finds preferences, policy rules and identifiers (SPEC.md section 8.3). Version 4
 /// (2026-12-01): identifiers also include account ids and dates, and names in a tool's one-line
-/// answer and in a system prompt's persona ("You are Noah Muller").
-pub const DERIVED_RULES: u8 = 4;
+/// answer and in a system prompt's persona ("You are Noah Muller"). Version 5 (2026-12-01):
+/// the classifier reads typed contractions, system restrictions, pasted terminal failures,
+/// "I'm looking to", and takes no names from headings or across punctuation.
+pub const DERIVED_RULES: u8 = 5;
 
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;

@@ -89,6 +89,15 @@ const ASSISTANT_FAILURES: &[&str] = &[
     "crashed",
 ];
 
+/// What an assistant says of an attempt still failing (rules version 5).
+const ASSISTANT_FAILURES_5: &[&str] = &[
+    "are failing",
+    "is failing",
+    "still fails",
+    "doesn't work",
+    "does not work",
+];
+
 /// A line that looks like output of a logger or a stack trace, not a statement.
 fn is_log_line(s: &str) -> bool {
     let t = s.trim_start();
@@ -138,6 +147,14 @@ const NEGATED: &[&str] = &[
     "dont ",
 ];
 
+/// Prohibition cues of rules version 5: contractions typed without an apostrophe, and a
+/// request to avoid something.
+const PROHIBITION_CUES_5: &[&str] = &["shouldnt ", "mustnt ", " avoid "];
+
+/// A restriction a system prompt states ("An order can only be cancelled if ..."): what it
+/// does not allow is forbidden (rules version 5).
+const RESTRICTION_CUES: &[&str] = &[" can only be ", " may only be "];
+
 fn is_prohibition(s: &str, rules: u8) -> bool {
     let mut l = lower(s);
     if rules >= 2 {
@@ -149,7 +166,9 @@ fn is_prohibition(s: &str, rules: u8) -> bool {
             }
         }
     }
-    !s.trim_end().ends_with('?') && PROHIBITION_CUES.iter().any(|c| l.contains(c))
+    let cue = PROHIBITION_CUES.iter().any(|c| l.contains(c))
+        || (rules >= 5 && PROHIBITION_CUES_5.iter().any(|c| l.contains(c)));
+    !s.trim_end().ends_with('?') && cue
 }
 
 fn is_commitment(s: &str) -> bool {
@@ -237,6 +256,7 @@ fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
                     ASSISTANT_FAILURES
                 };
                 cues.iter().any(|c| l.contains(c))
+                    || (rules >= 5 && ASSISTANT_FAILURES_5.iter().any(|c| l.contains(c)))
             }
         };
         if hit {
@@ -245,6 +265,15 @@ fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
         }
     }
     found
+}
+
+/// Whether a user's text holds pasted terminal output: a shell prompt line.
+fn pasted_terminal(text: &str) -> bool {
+    text.contains('\u{276f}')
+        || text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("$ ") || l.starts_with("% ") || l.contains("$ ") && l.contains('@')
+        })
 }
 
 /// Typographic punctuation as ASCII: apostrophes, quotes and dashes.
@@ -416,8 +445,18 @@ const NOT_PREFERENCE: &[&str] = &[
     "that is all",
 ];
 
-fn is_preference(l: &str) -> bool {
-    PREFERENCE_CUES.iter().any(|c| l.contains(c)) && !NOT_PREFERENCE.iter().any(|c| l.contains(c))
+/// Preference cues of rules version 5: "I'm looking to", "I am looking in town for".
+const PREFERENCE_CUES_5: &[&str] = &[
+    " looking to ",
+    " i'm looking ",
+    " i am looking ",
+    " we're looking ",
+];
+
+fn is_preference(l: &str, rules: u8) -> bool {
+    let cue = PREFERENCE_CUES.iter().any(|c| l.contains(c))
+        || (rules >= 5 && PREFERENCE_CUES_5.iter().any(|c| l.contains(c)));
+    cue && !NOT_PREFERENCE.iter().any(|c| l.contains(c))
 }
 
 fn is_policy(l: &str) -> bool {
@@ -521,32 +560,56 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
             if voice == Voice::System && !PERSONA_NAMES.iter().any(|p| l.starts_with(p)) {
                 continue;
             }
+            // Version 5: a markdown heading or bold title is Title Case, not a name.
+            if rules >= 5 && (s.trim_start().starts_with('#') || s.contains("**")) {
+                continue;
+            }
             let words: Vec<&str> = s.split_whitespace().collect();
             let mut run: Vec<&str> = Vec::new();
-            for (i, w) in words.iter().enumerate() {
-                let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            let mut flush = |run: &mut Vec<&str>| {
+                // Version 5: a run does not open with a function word ("No Time", "The Bun").
+                if rules >= 5 {
+                    let skip = run
+                        .iter()
+                        .take_while(|w| NOT_A_NAME.contains(&w.to_lowercase().as_str()))
+                        .count();
+                    run.drain(..skip);
+                }
+                if run.len() >= 2 {
+                    out.push(run.join(" "));
+                }
+                run.clear();
+            };
+            for (i, raw) in words.iter().enumerate() {
+                let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
                 let cap = i > 0
                     && w.chars().next().is_some_and(char::is_uppercase)
                     && w.chars().skip(1).all(char::is_lowercase)
                     && w.len() > 1;
                 if cap {
                     run.push(w);
-                } else {
-                    if run.len() >= 2 {
-                        out.push(run.join(" "));
+                    // Version 5: a name does not run on past punctuation ("Parkside,
+                    // Cambridge", "Error: Unable").
+                    if rules >= 5 && raw.ends_with([',', ':', ';', '.', ')']) {
+                        flush(&mut run);
                     }
-                    run.clear();
+                } else {
+                    flush(&mut run);
                 }
             }
-            if run.len() >= 2 {
-                out.push(run.join(" "));
-            }
+            flush(&mut run);
         }
     }
     out
 }
 
 /// How a system prompt that plays the user names them.
+/// Capitalised words that open a sentence or a title, not a name (rules version 5).
+const NOT_A_NAME: &[&str] = &[
+    "the", "a", "an", "no", "yes", "in", "on", "if", "is", "this", "that", "my", "your", "our",
+    "please", "thanks", "thank", "great", "sure", "okay", "hello", "hi", "and", "or", "but",
+];
+
 const PERSONA_NAMES: &[&str] = &[" you are ", " your name is ", " your name's "];
 
 /// Whether a token is a calendar date written year first: `2001-04-12`.
@@ -570,7 +633,7 @@ fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
         let l = lower(s);
         match voice {
             Voice::User => {
-                if is_preference(&l) {
+                if is_preference(&l, rules) {
                     out.push(item(Class::Preference, s));
                 }
                 let pasted = text.contains('\u{276f}');
@@ -583,7 +646,7 @@ fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
                 if !persona && is_policy(&l) {
                     out.push(item(Class::Policy, s));
                 }
-                if is_preference(&l) {
+                if is_preference(&l, rules) {
                     out.push(item(Class::Preference, s));
                 }
             }
@@ -614,7 +677,10 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
     match voice {
         Voice::User | Voice::System => {
             for s in sentences(text) {
-                if is_prohibition(s, rules) {
+                let restriction = rules >= 5
+                    && voice == Voice::System
+                    && RESTRICTION_CUES.iter().any(|c| lower(s).contains(c));
+                if is_prohibition(s, rules) || restriction {
                     out.push(item(Class::Prohibition, s));
                 }
                 if is_commitment(s) {
@@ -626,6 +692,13 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
             if let Some(line) = failure_line(voice, text, rules) {
                 out.push(item(Class::FailedAttempt, &line));
             }
+        }
+    }
+    // Version 5: terminal output a user pasted ("❯ bun run ... error: missing required
+    // argument") reports a failure as a tool's would.
+    if rules >= 5 && voice == Voice::User && pasted_terminal(text) {
+        if let Some(line) = failure_line(Voice::Tool, text, rules) {
+            out.push(item(Class::FailedAttempt, &line));
         }
     }
     if rules >= 3 {
