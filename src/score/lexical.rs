@@ -444,6 +444,8 @@ struct Source {
     bindings: std::cell::OnceCell<Vec<Binding>>,
     /// The order it tells things in, read the first time a claim states an order.
     order: std::cell::OnceCell<SourceOrder>,
+    /// Stems of all its words, read the first time a claim asks.
+    stems: std::cell::OnceCell<Ids>,
 }
 
 impl Source {
@@ -509,7 +511,19 @@ impl Source {
             postings,
             bindings: std::cell::OnceCell::new(),
             order: std::cell::OnceCell::new(),
+            stems: std::cell::OnceCell::new(),
         }
+    }
+
+    fn stems(&self) -> &Ids {
+        self.stems.get_or_init(|| {
+            Ids::of(
+                self.sents
+                    .iter()
+                    .flat_map(|s| s.words.iter().map(|w| w.stem))
+                    .collect(),
+            )
+        })
     }
 
     fn order(&self) -> &SourceOrder {
@@ -571,6 +585,8 @@ struct ClaimPart {
     bindings: Vec<Binding>,
     /// The order it states ("first X, then Y"), if any.
     order: Option<order::Sides>,
+    /// The content words of the reason it gives ("because ..."), as (stem, word).
+    reason: Vec<(u32, u32)>,
 }
 
 impl ClaimPart {
@@ -595,8 +611,34 @@ impl ClaimPart {
             names,
             bindings: bindings(claim),
             order: order::sides(claim),
+            reason: reason(claim, lex),
         }
     }
+}
+
+/// Words that give a reason: what follows, to the end of its clause, is the reason.
+const REASON_MARKERS: &[&str] = &["because of ", "because ", "due to ", "owing to "];
+
+/// The content words of the reason a claim sentence gives ("because of a work conflict"), as
+/// (stem, word) pairs: empty when it gives none.
+fn reason(claim: &str, lex: &mut Lexicon) -> Vec<(u32, u32)> {
+    for clause in clauses(claim) {
+        let l = clause.to_lowercase();
+        let at = REASON_MARKERS.iter().find_map(|m| {
+            l.match_indices(m)
+                .find(|(i, _)| *i == 0 || l.as_bytes()[i - 1] == b' ')
+                .map(|(i, _)| i + m.len())
+        });
+        if let Some(at) = at.filter(|at| clause.is_char_boundary(*at)) {
+            return lex
+                .words(&clause[at..])
+                .iter()
+                .filter(|w| w.content())
+                .map(|w| (w.stem, w.id))
+                .collect();
+        }
+    }
+    Vec::new()
 }
 
 /// The most sources and claims the caches hold: enough sources for the window of a long
@@ -937,7 +979,20 @@ fn wordnet_antonym(part: &ClaimPart, best: &Window, lex: &Lexicon) -> bool {
 /// another of them ("cancel M20IZO and upgrade IFOYYZ" against "cancel IFOYYZ and upgrade
 /// M20IZO"; "rename a to b" against "rename b to a"). Only identifiers the source holds count,
 /// and at least two of them.
-fn binding_swap(claim: &[Binding], source: &[Binding]) -> bool {
+fn binding_swap(claim: &[Binding], source: &Source) -> bool {
+    // Most claims name fewer than two of the source's identifiers: the source's bindings are
+    // read only for those that do.
+    if !claim.iter().any(|b| b.id != claim[0].id) {
+        return false;
+    }
+    let mut held = claim.iter().filter(|b| source.text.contains(b.id.as_str()));
+    let Some(first) = held.next() else {
+        return false;
+    };
+    if !held.any(|b| b.id != first.id) {
+        return false;
+    }
+    let source = source.bindings();
     let found: Vec<&Binding> = claim
         .iter()
         .filter(|b| source.iter().any(|s| s.id == b.id))
@@ -1008,15 +1063,25 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
     // In a short source, an antonym in a sentence next to the best window clashes too ("a
     // private cab" against "Call me a cab please. It can be a shared ride.").
     if cov >= TOPIC && !k.antonym && src.sents.len() <= 3 {
-        let stems = Ids::of(
-            src.sents
-                .iter()
-                .flat_map(|s| s.words.iter().map(|w| w.stem))
-                .collect(),
-        );
-        k.antonym = antonym_clash(&lex.antonyms, &part.w.stems, &stems);
+        k.antonym = antonym_clash(&lex.antonyms, &part.w.stems, src.stems());
     }
-    let swapped = cov >= TOPIC && binding_swap(&part.bindings, src.bindings());
+    let swapped = cov >= TOPIC && binding_swap(&part.bindings, src);
+    // A reason the source does not give: fewer than two in five of its words there, or their
+    // synonyms ("because of a work conflict" against "because you're sick").
+    let reason = &part.reason;
+    let invented_reason = reason.len() >= 2 && {
+        let held = reason
+            .iter()
+            .filter(|(stem, word)| {
+                src.all.contains(*stem)
+                    || lex
+                        .groups(*word)
+                        .iter()
+                        .any(|g| src.all_groups.contains(*g))
+            })
+            .count();
+        (held as f64) < 0.4 * reason.len() as f64
+    };
     let reordered = cov >= TOPIC
         && part
             .order
@@ -1034,6 +1099,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (k.count, 0.3),
         (k.direction, 0.3),
         (swapped || reordered, 0.3),
+        (invented_reason, 0.3),
     ] {
         if hit {
             entailment *= factor;
@@ -1246,6 +1312,22 @@ mod tests {
             "claude-3-5-sonnet-20240620",
             "claude-3-5-sonnet"
         ));
+    }
+
+    /// A reason the source does not give is not entailed; one it gives in other words is.
+    #[test]
+    fn the_third_version_refuses_an_invented_reason() {
+        let src = "You cannot make the flight because you're sick and you want to cancel \
+                   the flight and get a refund.";
+        let invented = "The customer cannot make the flight because of a work conflict.";
+        assert!(scores(invented, src).entailment < 0.3);
+        let given = "The customer cannot make the flight because they are sick.";
+        assert!(scores(given, src).entailment >= 0.3);
+        let src = "I've got a business trip coming up. I'm not sure how long I'll be there \
+                   for, so can you look for a one-way flight for me?";
+        let paraphrased = "Because the user doesn't know how long their upcoming business \
+                           trip will last, they asked for a one-way flight search.";
+        assert!(scores(paraphrased, src).entailment >= 0.3);
     }
 
     /// What `cairn-lexical-3` takes from WordNet, each with a near miss: a synonym counts as the
