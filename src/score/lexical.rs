@@ -3,7 +3,7 @@
 //!
 //! - coverage: the share of the claim sentence's content words found in that window;
 //! - precision: the share found anywhere in the source (an edited word is usually new);
-//! - identifier precision: the share of its identifiers found verbatim in the source, and
+//! - identifier precision: the share of its identifiers found in the source as whole tokens, and
 //!   same-kind conflicts (2.3.1 against 2.4.0 after the same word; port 5432 against 5433);
 //! - negation, antonym and failure mismatch against the window;
 //! - WordNet synonyms count as the word they stand for, and WordNet antonyms clash
@@ -12,6 +12,7 @@
 //!   to another of them ("cancel M20IZO and upgrade IFOYYZ" against the reverse);
 //! - order: "first X, then Y", "X before Y", "Y after X" against the source's own markers or,
 //!   without them, where it tells each (`order`);
+//! - reasons: a "because ..." clause whose words the source mostly lacks is not entailed;
 //! - hedges: a hedged window supports an unhedged claim only weakly.
 //!
 //! The claim's entailment is the weakest sentence's; its contradiction the strongest.

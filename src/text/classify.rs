@@ -603,13 +603,13 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
     out
 }
 
-/// How a system prompt that plays the user names them.
 /// Capitalised words that open a sentence or a title, not a name (rules version 5).
 const NOT_A_NAME: &[&str] = &[
     "the", "a", "an", "no", "yes", "in", "on", "if", "is", "this", "that", "my", "your", "our",
     "please", "thanks", "thank", "great", "sure", "okay", "hello", "hi", "and", "or", "but",
 ];
 
+/// How a system prompt that plays the user names them.
 const PERSONA_NAMES: &[&str] = &[" you are ", " your name is ", " your name's "];
 
 /// Whether a token is a calendar date written year first: `2001-04-12`.
@@ -677,9 +677,10 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
     match voice {
         Voice::User | Voice::System => {
             for s in sentences(text) {
-                let restriction = rules >= 5
-                    && voice == Voice::System
-                    && RESTRICTION_CUES.iter().any(|c| lower(s).contains(c));
+                let restriction = rules >= 5 && voice == Voice::System && {
+                    let l = lower(s);
+                    RESTRICTION_CUES.iter().any(|c| l.contains(c))
+                };
                 if is_prohibition(s, rules) || restriction {
                     out.push(item(Class::Prohibition, s));
                 }
