@@ -1001,12 +1001,15 @@ fn binding_swap(claim: &[Binding], source: &Source) -> bool {
     if !found.iter().any(|b| b.id != found[0].id) {
         return false;
     }
-    let binds =
-        |id: &str, head: &String| source.iter().any(|s| s.id == id && s.heads.contains(head));
-    found.iter().any(|b| {
-        b.heads
+    let binds = |id: &str, head: &str| {
+        source
             .iter()
-            .any(|h| !binds(&b.id, h) && found.iter().any(|o| o.id != b.id && binds(&o.id, h)))
+            .any(|s| s.id == id && s.head.as_deref() == Some(head))
+    };
+    found.iter().any(|b| {
+        b.head.as_deref().is_some_and(|h| {
+            !binds(&b.id, h) && found.iter().any(|o| o.id != b.id && binds(&o.id, h))
+        })
     })
 }
 

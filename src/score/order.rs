@@ -65,8 +65,17 @@ const ORDER_WORDS: &[&str] = &[
 
 /// The order a sentence states, if it has a marker: the stems before and after it.
 pub(super) fn sides(sentence: &str) -> Option<Sides> {
+    sides_of(sentence, &words_of(sentence))
+}
+
+fn words_of(text: &str) -> Vec<String> {
     let mut words = Vec::new();
-    for_each_word(sentence, |w| words.push(w.to_string()));
+    for_each_word(text, |w| words.push(w.to_string()));
+    words
+}
+
+/// [`sides`] of a sentence already split into words.
+fn sides_of(sentence: &str, words: &[String]) -> Option<Sides> {
     let at = |w: &str| words.iter().position(|x| x == w);
     let is_time = |i: usize| {
         words.get(i).is_none_or(|w| {
@@ -172,9 +181,8 @@ pub(super) fn source_order(text: &str) -> SourceOrder {
         sents: sentences(text)
             .into_iter()
             .map(|s| {
-                let mut words = Vec::new();
-                for_each_word(s, |w| words.push(w.to_string()));
-                (sides(s), content(&words))
+                let words = words_of(s);
+                (sides_of(s, &words), content(&words))
             })
             .collect(),
     }

@@ -481,22 +481,23 @@ pub fn identifiers(text: &str) -> Vec<Ident> {
     out
 }
 
-/// An identifier and the words that bind it: the last two content stems before it in its
-/// sentence, after any identifier before it ("cancel reservation" in "cancel reservation
-/// M20IZO and upgrade IFOYYZ"). Snake-case names (`cmd_clipboard`) count as identifiers here.
+/// An identifier and the word that binds it: the stem of the last content word before it in
+/// its sentence, after any identifier before it ("reservation" in "cancel reservation M20IZO
+/// and upgrade IFOYYZ"). Snake-case names (`cmd_clipboard`) and codes in capitals (`IFOYYZ`)
+/// count as identifiers here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// The identifier as written.
     pub id: String,
-    /// The stems that bind it, at most two.
-    pub heads: Vec<String>,
+    /// The stem that binds it, if a content word comes before it.
+    pub head: Option<String>,
 }
 
 /// The identifiers of a text with the words that bind each, in order (see [`Binding`]).
 pub fn bindings(text: &str) -> Vec<Binding> {
     let mut out = Vec::new();
     for sentence in sentences(text) {
-        let mut before: Vec<String> = Vec::new();
+        let mut head: Option<String> = None;
         for tok in id_tokens(sentence) {
             let letters = tok.chars().filter(|c| c.is_alphabetic()).count();
             // `cmd_clipboard`, and booking codes in capitals (`IFOYYZ`).
@@ -506,16 +507,14 @@ pub fn bindings(text: &str) -> Vec<Binding> {
                     .chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
             if id_kind(tok).is_some() || snake || code {
-                let from = before.len().saturating_sub(1);
                 out.push(Binding {
                     id: tok.to_string(),
-                    heads: before.split_off(from),
+                    head: head.take(),
                 });
-                before.clear();
             } else {
                 for_each_word(tok, |w| {
                     if is_content(w) && !has_digit(w) {
-                        before.push(stem(w));
+                        head = Some(stem(w));
                     }
                 });
             }
