@@ -27,7 +27,7 @@ pub enum ErrorKind {
     #[error("this ledger was written before cairn kept a recall index, and it is open read-only, so the index cannot be built; open it for writing once (any command that writes, such as `cairn --db LEDGER ingest /dev/null`) and the index is built from its records")]
     NoRecallIndex,
     /// A crash left the ledger mid-write, and a read-only open does not recover it.
-    #[error("the ledger {} was left mid-write by a crash and needs recovery, which reading it does not do; open it for writing once (any command that writes, such as `cairn --db {} ingest /dev/null`) and it is recovered", .0.display(), .0.display())]
+    #[error("the ledger {} was left mid-write by a crash and needs recovery, which reading it does not do; run `cairn --db {} recover` (or open it for writing once, Ledger::open) and it is recovered and verified", .0.display(), .0.display())]
     NeedsRecovery(PathBuf),
     /// redb found the file damaged.
     #[error("the ledger {} is corrupt ({detail}); restore it from a copy; verifying it names the damaged records", path.display())]
@@ -124,6 +124,16 @@ pub enum ErrorKind {
         /// Its verdict.
         existing: Rid,
     },
+    /// A new summary whose parent is not its stream's current head.
+    #[error("{}", not_head(stream, parent.as_ref(), head.as_ref()))]
+    ParentNotHead {
+        /// The stream.
+        stream: String,
+        /// The parent the summary names.
+        parent: Option<Rid>,
+        /// The stream's head: its last admitted summary.
+        head: Option<Rid>,
+    },
     /// A second, different span for a (stream, turn).
     #[error("stream {stream} already holds a different span for turn {turn} ({existing}); spans are immutable, so give the new text its own turn")]
     TurnConflict {
@@ -202,11 +212,27 @@ fn ungated(kind: Kind) -> String {
         Kind::Summary => "propose it with Gatekeeper::propose_summary, which appends it with its verdict",
         Kind::Action => "propose it with Gatekeeper::propose_action, which appends it with its verdict",
         Kind::Verdict => "verdicts are written only by the gates; propose the summary or action and its verdict is appended",
+        Kind::Check => "checks are written only by the action gate; propose the action again with Gatekeeper::propose_action",
         _ => "regrounds are written only by re-grounding; call Gatekeeper::reground on the claim",
     };
     format!(
         "a {kind} cannot be appended directly, because the ledger is gated by construction: {way}"
     )
+}
+
+fn not_head(stream: &str, parent: Option<&Rid>, head: Option<&Rid>) -> String {
+    let named = match parent {
+        Some(p) => format!("names parent {p}"),
+        None => "names no parent".to_string(),
+    };
+    match head {
+        Some(h) => format!(
+            "the summary of stream {stream} {named}, but the stream's head (its last admitted summary) is {h}; a compaction replaces the head, so give parent {h} or leave it out"
+        ),
+        None => format!(
+            "the summary of stream {stream} {named}, but the stream has no admitted summary yet; a first compaction has no parent, so leave it out"
+        ),
+    }
 }
 
 fn wrong_kind(rid: &Rid, want: Kind, found: Option<Kind>) -> String {

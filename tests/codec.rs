@@ -270,7 +270,7 @@ fn bad_headers_scores_and_booleans_are_rejected() {
     v[0] = 2;
     assert_eq!(decode(&v), Err(DecodeError::Version(2)));
     let mut k = good.clone();
-    k[1] = 9;
+    k[1] = 10;
     assert_eq!(decode(&k), Err(DecodeError::UnknownKind(9)));
     let mut flag = good.clone();
     *flag.last_mut().unwrap() = 2;

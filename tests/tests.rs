@@ -1,5 +1,7 @@
 //! One integration test binary; one file per topic, with a shared harness in `util.rs`.
 
+mod actions;
+mod chain;
 mod classifier;
 mod codec;
 mod crash_consistency;

@@ -44,7 +44,7 @@ pub(crate) use status::status_given;
 
 use crate::error::{not_a, ErrorKind, Result};
 use crate::record::{
-    score_to_unit, Action, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict, SCORE_ONE,
+    score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict, SCORE_ONE,
 };
 use crate::score::{Scorer, Scores};
 use crate::store::{Appended, Batch, Read};
@@ -67,6 +67,9 @@ pub struct Outcome {
     pub regrounded: Vec<Rid>,
     /// The reference-anchored fidelity, when the stream has pins.
     pub anchored_score: Option<f64>,
+    /// For an action checked again (the ledger had changed since its last check), the check
+    /// record that this verdict judges; `None` for a summary and for an action's first check.
+    pub check: Option<Appended>,
 }
 
 /// The result of re-grounding a claim.
@@ -146,6 +149,7 @@ impl Gatekeeper {
     /// Appends a summary, gates it on the state after the append, and appends its verdict. A
     /// summary that already has a verdict is returned as it was judged.
     pub fn propose_summary(&self, batch: &mut Batch, summary: Summary) -> Result<Outcome> {
+        check_parent(batch, &summary)?;
         let regrounded = if summary.reground {
             self.reground_carried(batch, &summary)?
         } else {
@@ -181,14 +185,39 @@ impl Gatekeeper {
     }
 
     /// Appends an action, gates it with `irreversible-unverified` and `prohibited-action`, and
-    /// appends its verdict.
+    /// appends its verdict. An action already in the ledger is judged again, as a check record
+    /// of its own with its own verdict, when its stream's pins or head, the claims it relies on
+    /// or the policy changed since its last check; otherwise its last verdict stands and
+    /// nothing is appended (SPEC.md section 8.4a).
     pub fn propose_action(&self, batch: &mut Batch, action: Action) -> Result<Outcome> {
         let subject = batch.append_any(action.clone().into())?;
-        if let Some(v) = batch.verdict_of(&subject.rid)? {
-            return recorded(batch, subject, v, Vec::new());
+        if subject.new {
+            let judged = self.judge_action(&*batch, &action, subject.rid)?;
+            return self.settle(batch, subject, judged, None);
         }
+        let (last, index) = last_check(&*batch, subject.rid)?;
+        if let Some(v) = batch.verdict_of(&last)? {
+            let policy = self.policy.hash(self.scorer.id());
+            if !changed_since(&*batch, &action, index, &v, policy)? {
+                let mut outcome = recorded(batch, subject, v, Vec::new())?;
+                outcome.check = (last != subject.rid).then_some(Appended {
+                    rid: last,
+                    index,
+                    new: false,
+                });
+                return Ok(outcome);
+            }
+        }
+        let at = batch.len()?;
+        let check = batch.append_any(Record::Check(Check {
+            action: subject.rid,
+            at,
+        }))?;
         let judged = self.judge_action(&*batch, &action, subject.rid)?;
-        self.settle(batch, subject, judged, None)
+        let mut outcome = self.settle(batch, check, judged, None)?;
+        outcome.subject = subject;
+        outcome.check = Some(check);
+        Ok(outcome)
     }
 
     /// Appends the verdict on a subject just judged.
@@ -217,8 +246,82 @@ impl Gatekeeper {
             claims: judged.claims,
             regrounded: Vec::new(),
             anchored_score: judged.anchored,
+            check: None,
         })
     }
+}
+
+/// Refuses a new summary whose parent is not its stream's head: depth counts along the real
+/// chain, and a refused summary is never a parent. A summary already in the ledger passes,
+/// to be answered with its recorded verdict.
+fn check_parent(batch: &Batch, summary: &Summary) -> Result<()> {
+    let head = batch.head(&summary.stream)?;
+    if summary.parent == head {
+        return Ok(());
+    }
+    let mut record: Record = summary.clone().into();
+    record.canonicalize();
+    let rid = Rid::of_bytes(&crate::record::encode(&record));
+    if batch.index_of(&rid)?.is_some() {
+        return Ok(());
+    }
+    Err(ErrorKind::ParentNotHead {
+        stream: summary.stream.clone(),
+        parent: summary.parent,
+        head,
+    }
+    .into())
+}
+
+/// An action's latest check: the action itself, or its newest check record, with its log index.
+fn last_check<R: Read>(read: &R, action: Rid) -> Result<(Rid, u64)> {
+    let mut last = (action, read.index_of(&action)?.unwrap_or(0));
+    for d in read.dependents(&action)? {
+        if read.kind_of(&d)? == Some(Kind::Check) {
+            if let Some(i) = read.index_of(&d)? {
+                if i > last.1 {
+                    last = (d, i);
+                }
+            }
+        }
+    }
+    Ok(last)
+}
+
+/// Whether what an action is judged against changed after log index `since`, where its last
+/// check stands with verdict `verdict`: a pin of its stream, the stream's head (which also
+/// sets the statuses of the claims it carries), a reground of a claim it relies on, or the
+/// policy and scorer.
+fn changed_since<R: Read>(
+    read: &R,
+    action: &Action,
+    since: u64,
+    verdict: &Rid,
+    policy: [u8; 32],
+) -> Result<bool> {
+    let after = |rid: Option<Rid>| -> Result<bool> {
+        Ok(match rid {
+            Some(r) => read.index_of(&r)?.is_some_and(|i| i > since),
+            None => false,
+        })
+    };
+    if !matches!(read.get(verdict)?, Some(Record::Verdict(v)) if v.policy == policy) {
+        return Ok(true);
+    }
+    for (_, pin) in read.pins(&action.stream)? {
+        if after(Some(pin))? {
+            return Ok(true);
+        }
+    }
+    if after(read.head(&action.stream)?)? {
+        return Ok(true);
+    }
+    for c in &action.relies_on {
+        if after(read.regrounded(c)?)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The outcome recorded for a proposal gated before.
@@ -237,6 +340,7 @@ fn recorded(
             claims: v.claims,
             regrounded,
             anchored_score: v.anchored_score.map(score_to_unit),
+            check: None,
         }),
         _ => Err(not_a(verdict, Kind::Verdict, batch.kind_of(&verdict)?)),
     }

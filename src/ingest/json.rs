@@ -60,6 +60,7 @@ pub fn record(r: &Record) -> Map<String, Value> {
         Record::Reground(g) => json!({
             "claim": g.claim.to_hex(), "spans": rids(&g.spans), "score": score_to_unit(g.score),
         }),
+        Record::Check(c) => json!({"action": c.action.to_hex(), "at": c.at}),
     };
     if let Value::Object(f) = fields {
         m.extend(f.into_iter().filter(|(_, v)| !v.is_null()));
@@ -91,6 +92,9 @@ pub fn line_result(r: &LineResult) -> Value {
         v["verdict_rid"] = json!(o.verdict.to_hex());
         v["findings"] = o.findings.iter().map(finding).collect();
         v["anchored_score"] = json!(o.anchored_score);
+        if let Some(c) = &o.check {
+            v["check"] = json!(c.rid.to_hex());
+        }
         if r.kind == crate::record::Kind::Action {
             v["claims"] = o
                 .claims

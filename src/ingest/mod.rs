@@ -26,7 +26,7 @@ pub use json::{export_line, finding, line_result};
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
-    score_from_unit, Action, Author, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
+    score_from_unit, Action, Author, Check, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
     PinItem, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict, SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
@@ -366,11 +366,12 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
         "verdict" => (verdict(ctx, obj)?, Vec::new()),
         "action" => (action(ctx, obj)?, Vec::new()),
         "reground" => (reground(ctx, obj)?, Vec::new()),
+        "check" => (check(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action or reground"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground or check"
                 ),
             ))
         }
@@ -431,6 +432,27 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
                     ))
                 }
             }
+        }
+        Record::Check(c) => {
+            let rid = Rid::of_bytes(&crate::record::encode(&Record::Check(c.clone())));
+            let present = ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))?;
+            if let Some(index) = present {
+                return Ok(Applied::Appended(Appended { rid, index, new: false }, None));
+            }
+            // A check line not in the ledger asks for the action to be checked again now.
+            let action = match ctx.batch.get(&c.action).map_err(|e| ctx.store_err(None, e))? {
+                Some(Record::Action(a)) => a,
+                _ => {
+                    return Err(ctx.err(
+                        Some("action".into()),
+                        format!("{} is not an action in the ledger; a check names the action it checks again", c.action),
+                    ))
+                }
+            };
+            let o = gate
+                .propose_action(ctx.batch, action)
+                .map_err(|e| ctx.store_err(Some("action".into()), e))?;
+            Applied::Appended(o.check.unwrap_or(o.subject), Some(o))
         }
         Record::Reground(g) => match gate
             .reground(ctx.batch, g.claim)
@@ -523,6 +545,7 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
             "index",
         ],
         Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
+        Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
     }
 }
 
@@ -1109,6 +1132,14 @@ fn action(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
         irreversible: obj.bool_or(ctx, "irreversible", false)?,
         relies_on: refs(ctx, obj, Some(&stream), "relies_on", false)?,
         stream,
+    }))
+}
+
+fn check(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    Ok(Record::Check(Check {
+        action: one_ref(ctx, obj, stream, "action")?,
+        at: obj.u64(ctx, "at")?,
     }))
 }
 

@@ -82,6 +82,7 @@ fn encode_raw(record: &Record) -> Vec<u8> {
         Record::Verdict(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Action(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Reground(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Check(r) => bincode::encode_to_vec(r, CONFIG),
     };
     // Encoding into a Vec fails only past the size limit, which a record that was decoded or
     // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
@@ -148,6 +149,7 @@ fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
         Kind::Verdict => Record::Verdict(body(kind, b)?),
         Kind::Action => Record::Action(body(kind, b)?),
         Kind::Reground => Record::Reground(body(kind, b)?),
+        Kind::Check => Record::Check(body(kind, b)?),
     })
 }
 

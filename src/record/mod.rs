@@ -40,6 +40,8 @@ pub enum Kind {
     Action = 7,
     /// A claim re-checked against its raw spans.
     Reground = 8,
+    /// An action checked again, against the ledger as it stood at that log index.
+    Check = 9,
 }
 
 impl Kind {
@@ -54,6 +56,7 @@ impl Kind {
             6 => Kind::Verdict,
             7 => Kind::Action,
             8 => Kind::Reground,
+            9 => Kind::Check,
             _ => return None,
         })
     }
@@ -69,11 +72,12 @@ impl Kind {
             Kind::Verdict => "verdict",
             Kind::Action => "action",
             Kind::Reground => "reground",
+            Kind::Check => "check",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -82,6 +86,7 @@ impl Kind {
         Kind::Verdict,
         Kind::Action,
         Kind::Reground,
+        Kind::Check,
     ];
 }
 
@@ -327,6 +332,18 @@ pub struct Reground {
     pub score: Score,
 }
 
+/// An action checked again: the ledger had changed (its stream's pins, head or the statuses
+/// of the claims it relies on) since its last check. The action's first check is the action
+/// record itself; each later one is a record of this kind, appended at log index `at`, with a
+/// verdict of its own (SPEC.md section 8.4a).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Check {
+    /// The action checked.
+    pub action: Rid,
+    /// The log index this check record is appended at: what makes each check its own event.
+    pub at: u64,
+}
+
 /// Any record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -346,6 +363,8 @@ pub enum Record {
     Action(Action),
     /// See [`Reground`].
     Reground(Reground),
+    /// See [`Check`].
+    Check(Check),
 }
 
 macro_rules! record_from {
@@ -357,7 +376,7 @@ macro_rules! record_from {
         }
     )*};
 }
-record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground);
+record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check);
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -384,6 +403,8 @@ pub enum LinkRole {
     ReliesOn,
     /// A span a reground checked against.
     RegroundSpan,
+    /// The action a check checks again.
+    Checked,
 }
 
 impl LinkRole {
@@ -401,6 +422,7 @@ impl LinkRole {
             LinkRole::Subject => "subject",
             LinkRole::ReliesOn => "relies_on",
             LinkRole::RegroundSpan => "spans",
+            LinkRole::Checked => "action",
         }
     }
 
@@ -415,7 +437,8 @@ impl LinkRole {
             | LinkRole::JudgedSpan
             | LinkRole::RegroundSpan => &[Kind::Span],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
-            LinkRole::Subject => &[Kind::Summary, Kind::Action],
+            LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
+            LinkRole::Checked => &[Kind::Action],
         }
     }
 
@@ -444,6 +467,7 @@ impl Record {
             Record::Verdict(_) => Kind::Verdict,
             Record::Action(_) => Kind::Action,
             Record::Reground(_) => Kind::Reground,
+            Record::Check(_) => Kind::Check,
         }
     }
 
@@ -455,7 +479,9 @@ impl Record {
             Record::Summary(r) => Some(&r.stream),
             Record::Pin(r) => Some(&r.stream),
             Record::Action(r) => Some(&r.stream),
-            Record::Judgement(_) | Record::Verdict(_) | Record::Reground(_) => None,
+            Record::Judgement(_) | Record::Verdict(_) | Record::Reground(_) | Record::Check(_) => {
+                None
+            }
         }
     }
 
@@ -490,6 +516,7 @@ impl Record {
             Record::Reground(r) => std::iter::once((LinkRole::Claim, r.claim))
                 .chain(all(LinkRole::RegroundSpan, &r.spans))
                 .collect(),
+            Record::Check(c) => vec![(LinkRole::Checked, c.action)],
         }
     }
 
@@ -515,7 +542,11 @@ impl Record {
             }
             Record::Action(a) => set(&mut a.relies_on),
             Record::Reground(r) => set(&mut r.spans),
-            Record::Span(_) | Record::Pin(_) | Record::Judgement(_) | Record::Verdict(_) => {}
+            Record::Span(_)
+            | Record::Pin(_)
+            | Record::Judgement(_)
+            | Record::Verdict(_)
+            | Record::Check(_) => {}
         }
     }
 
@@ -531,7 +562,7 @@ impl Record {
                 .map(|s| format!("`{field}` is {s}, above the maximum of {SCORE_ONE}"))
         }
         match self {
-            Record::Span(_) | Record::Pin(_) => None,
+            Record::Span(_) | Record::Pin(_) | Record::Check(_) => None,
             Record::Claim(c) => set("witnesses", &c.witnesses).or_else(|| match &c.origin {
                 Origin::Other(t) if Origin::parse_known(t).is_some() => {
                     Some(format!("origin tag `{t}` is stored as free text"))

@@ -646,7 +646,7 @@ impl Batch {
         let kind = record.kind();
         if matches!(
             kind,
-            Kind::Summary | Kind::Action | Kind::Verdict | Kind::Reground
+            Kind::Summary | Kind::Action | Kind::Verdict | Kind::Reground | Kind::Check
         ) {
             return Err(ErrorKind::Ungated(kind).into());
         }
@@ -809,6 +809,19 @@ impl Batch {
                     .into());
                 }
             }
+            Record::Check(c) => {
+                let len = self.len()?;
+                if c.at != len {
+                    return Err(ErrorKind::Invalid {
+                        kind: Kind::Check,
+                        reason: format!(
+                            "`at` is {}, but a check is appended at the log's end, index {len}",
+                            c.at
+                        ),
+                    }
+                    .into());
+                }
+            }
             Record::Pin(p) => {
                 if let Some(existing) = self.pin(&p.stream, &p.name)? {
                     return Err(ErrorKind::PinConflict {
@@ -905,7 +918,7 @@ impl Batch {
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
-            Record::Action(_) => Ok(()),
+            Record::Action(_) | Record::Check(_) => Ok(()),
         }
     }
 

@@ -198,7 +198,10 @@ fn entries<K: Key + 'static, V: Value + 'static>(
     def: TableDefinition<'static, K, V>,
 ) -> Result<Vec<Entry>> {
     let table = tx.open_table(def)?;
-    let mut out = Vec::with_capacity(table.len()? as usize);
+    // The entry count is read from the file, which may be damaged: it is not trusted as a
+    // capacity (a flipped bit would ask for terabytes), only as a hint up to a bound.
+    let hint = usize::try_from(table.len()?).unwrap_or(0).min(1 << 16);
+    let mut out = Vec::with_capacity(hint);
     for e in table.iter()? {
         let (k, v) = e?;
         out.push((

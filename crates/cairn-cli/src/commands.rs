@@ -327,28 +327,36 @@ pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
 }
 
 /// `cairn mcp`: the MCP tools over stdio, for an agent that starts this process.
-pub fn mcp(db: &Path, gate: Gatekeeper) -> Result<u8, Failure> {
-    cairn_mcp::run_stdio(memory(db, gate)?).map_err(Failure::usage)?;
+pub fn mcp(db: &Path, gate: Gatekeeper, client_author: &str) -> Result<u8, Failure> {
+    cairn_mcp::run_stdio(memory(db, gate, client_author)?).map_err(Failure::usage)?;
     Ok(0)
 }
 
-/// The MCP tools over the ledger at `db`, created if missing.
-fn memory(db: &Path, gate: Gatekeeper) -> Result<cairn_mcp::Memory, Failure> {
+/// The MCP tools over the ledger at `db`, created if missing, counting clients' compactions
+/// as written by `client_author`.
+fn memory(db: &Path, gate: Gatekeeper, client_author: &str) -> Result<cairn_mcp::Memory, Failure> {
+    let author = cairn::record::Author::from_name(client_author).ok_or_else(|| {
+        Failure::usage(format!(
+            "--client-author {client_author:?} is not an author; use self or separate"
+        ))
+    })?;
     let ledger = std::sync::Arc::new(cairn::Ledger::open(db)?);
-    cairn_mcp::Memory::new(ledger, gate)
-        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))
+    let memory = cairn_mcp::Memory::new(ledger, gate)
+        .map_err(|e| Failure::usage(format!("cannot start the ledger's writer thread: {e}")))?;
+    Ok(memory.with_client_author(author))
 }
 
 /// `cairn serve`: the MCP tools over Streamable HTTP until interrupted.
 pub fn serve(
     db: &Path,
     gate: Gatekeeper,
+    client_author: &str,
     listen: std::net::SocketAddr,
     allow_host: &[String],
     allow_origin: &[String],
 ) -> Result<u8, Failure> {
     let token = std::env::var("CAIRN_TOKEN").ok().filter(|t| !t.is_empty());
-    let memory = memory(db, gate)?;
+    let memory = memory(db, gate, client_author)?;
     let options = cairn_mcp::HttpOptions {
         listen,
         allowed_hosts: allow_host.to_vec(),

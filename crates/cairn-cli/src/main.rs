@@ -81,6 +81,9 @@ enum Command {
         #[arg(long, requires = "against")]
         pubkey: Option<PathBuf>,
     },
+    /// Recover a ledger a crash left mid-write (redb replays its own log, keeping every
+    /// committed batch whole), then verify it, and say what was done.
+    Recover,
     /// Print a checkpoint of the Merkle log: origin, size and root; signed with --key.
     Checkpoint {
         /// A signing key from `cairn keygen`.
@@ -222,7 +225,13 @@ enum Command {
     Score,
     /// Serve the ledger to an agent over MCP on stdin and stdout (the agent starts this
     /// process); creates the ledger if it does not exist.
-    Mcp,
+    Mcp {
+        /// Who writes the compactions this server's client proposes: `self` (the agent
+        /// summarises its own context) or `separate` (the client is a separate summariser
+        /// with access to the raw turns). Clients cannot say so themselves.
+        #[arg(long = "client-author", default_value = "self", value_parser = ["self", "separate"])]
+        client_author: String,
+    },
     /// Serve the ledger over MCP's Streamable HTTP at http://ADDR/mcp, to many clients at once;
     /// a bearer token, if set in CAIRN_TOKEN, is required of every request.
     Serve {
@@ -235,6 +244,9 @@ enum Command {
         /// Another Origin header value to accept (a browser page allowed to call it), repeatable.
         #[arg(long = "allow-origin")]
         allow_origin: Vec<String>,
+        /// Who writes the compactions clients propose: `self` or `separate` (as for `mcp`).
+        #[arg(long = "client-author", default_value = "self", value_parser = ["self", "separate"])]
+        client_author: String,
     },
 }
 
@@ -346,8 +358,15 @@ fn main() -> ExitCode {
             if what.starts_with("failed printing to stdout") && what.contains("os error 32") {
                 return ExitCode::SUCCESS;
             }
+            // redb decodes text keys with `from_utf8(..).unwrap()`: a flipped bit in one is
+            // damage, said as such rather than as the panic's words.
+            let found = if what.contains("Utf8Error") {
+                "a text key that is not valid UTF-8"
+            } else {
+                "bytes it could not read past"
+            };
             eprintln!(
-                "cairn: reading {} failed unexpectedly ({what}); the file may be damaged: run `cairn verify` on it, and restore it from a copy if verify fails",
+                "cairn: the ledger {} is damaged: reading it found {found}; run `cairn verify` on it, and restore it from a copy if verify fails",
                 cli.db.display()
             );
             3
@@ -390,6 +409,7 @@ fn run(cli: &Cli) -> Outcome {
     match &cli.command {
         Command::Ingest { file } => ingest_cmd::run(&cli.db, &gate, file, cli.json),
         Command::Verify { against: None, .. } => verify(&cli.db, cli.json),
+        Command::Recover => recover(&cli.db, cli.json),
         Command::Verify {
             against: Some(file),
             pubkey,
@@ -446,12 +466,20 @@ fn run(cli: &Cli) -> Outcome {
             commands::reground(&cli.db, &gate, reference, stream.as_deref(), cli.json)
         }
         Command::Score => commands::score(&gate),
-        Command::Mcp => commands::mcp(&cli.db, gate),
+        Command::Mcp { client_author } => commands::mcp(&cli.db, gate, client_author),
         Command::Serve {
             listen,
             allow_host,
             allow_origin,
-        } => commands::serve(&cli.db, gate, *listen, allow_host, allow_origin),
+            client_author,
+        } => commands::serve(
+            &cli.db,
+            gate,
+            client_author,
+            *listen,
+            allow_host,
+            allow_origin,
+        ),
     }
 }
 
@@ -547,6 +575,43 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
 /// The copy gets a fresh random name, created exclusively with owner-only permissions, so
 /// nothing planted in the temporary directory (a symlink to another file, say) is followed or
 /// overwritten; it is removed when the check ends.
+/// `cairn recover`: opens the ledger for writing, which lets redb recover a file a crash left
+/// mid-write, verifies it, and says whether anything needed recovering.
+fn recover(path: &Path, as_json: bool) -> Outcome {
+    must_exist(path)?;
+    let needed = match Ledger::open_read_only(path) {
+        Ok(_) => false,
+        Err(e) => matches!(e.kind(), cairn::ErrorKind::NeedsRecovery(_)),
+    };
+    let ledger = Ledger::open(path)?;
+    let report = ledger.verify()?;
+    drop(ledger);
+    let done = if needed {
+        "recovered: it was left mid-write, and redb's recovery kept every committed batch whole"
+    } else {
+        "nothing to recover: it was closed cleanly"
+    };
+    if as_json {
+        println!(
+            "{}",
+            json!({"ledger": path.display().to_string(), "recovered": needed, "ok": report.ok(), "records": report.records})
+        );
+    } else if report.ok() {
+        println!(
+            "{}: {done}; {} records, every rid, link and derived table checks out",
+            path.display(),
+            report.records
+        );
+    } else {
+        println!(
+            "{}: {done}; verify found {} discrepancies (run `cairn verify` to list them)",
+            path.display(),
+            report.discrepancies.len()
+        );
+    }
+    Ok(if report.ok() { 0 } else { 3 })
+}
+
 fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
     // An empty file holds no ledger to check (and opening a copy would make one).
     if std::fs::metadata(path).map_or(true, |m| m.len() == 0) {

@@ -183,7 +183,7 @@ fn a_ledger_left_by_a_crash_is_named_by_readers_and_recovered_by_the_next_writer
     let o = t.cairn(&["stats"], None);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("needs recovery") && stderr(&o).contains("ingest /dev/null"),
+        stderr(&o).contains("needs recovery") && stderr(&o).contains("recover"),
         "{}",
         stderr(&o)
     );

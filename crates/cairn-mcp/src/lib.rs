@@ -23,13 +23,20 @@ pub use http::{serve_http, HttpOptions};
 pub use tools::Memory;
 
 use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
 
-/// Serves the tools over standard input and output until the client closes them.
-pub async fn serve_stdio(memory: Memory) -> Result<(), String> {
+/// Serves the tools over standard input and output until the client closes them or `stop` is
+/// cancelled.
+pub async fn serve_stdio(memory: Memory, stop: CancellationToken) -> Result<(), String> {
     let running = memory
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("the MCP session over stdio could not start: {e}"))?;
+    let cancel = running.cancellation_token();
+    tokio::spawn(async move {
+        stop.cancelled().await;
+        cancel.cancel();
+    });
     running
         .waiting()
         .await
@@ -37,10 +44,31 @@ pub async fn serve_stdio(memory: Memory) -> Result<(), String> {
     Ok(())
 }
 
-/// Serves the tools over stdio on a runtime of its own, until the client closes the pipes:
-/// for a program without an async runtime (the `cairn mcp` command).
+/// Serves the tools over stdio on a runtime of its own, until the client closes the pipes or
+/// the process is interrupted (Ctrl-C or SIGTERM): the `cairn mcp` command. Either way the
+/// ledger is closed cleanly before it returns.
 pub fn run_stdio(memory: Memory) -> Result<(), String> {
-    runtime()?.block_on(serve_stdio(memory))
+    let closing = memory.closing();
+    let runtime = runtime()?;
+    let result = runtime.block_on(async move {
+        let stop = CancellationToken::new();
+        let on_signal = stop.clone();
+        tokio::spawn(async move {
+            interrupted().await;
+            on_signal.cancel();
+        });
+        serve_stdio(memory, stop).await
+    });
+    close(runtime, closing);
+    result
+}
+
+/// Ends the runtime, dropping every task and with them every handle on the tools, then waits
+/// for the writer thread to let go of the ledger, so that it is closed before the process
+/// exits.
+fn close(runtime: tokio::runtime::Runtime, closing: writer::Closing) {
+    runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    closing.wait();
 }
 
 /// Serves the tools over Streamable HTTP on a runtime of its own until interrupted (Ctrl-C or
@@ -50,15 +78,19 @@ pub fn run_http(
     options: HttpOptions,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), String> {
-    runtime()?.block_on(async move {
-        let stop = tokio_util::sync::CancellationToken::new();
+    let closing = memory.closing();
+    let runtime = runtime()?;
+    let result = runtime.block_on(async move {
+        let stop = CancellationToken::new();
         let on_signal = stop.clone();
         tokio::spawn(async move {
             interrupted().await;
             on_signal.cancel();
         });
         serve_http(memory, options, stop, ready).await
-    })
+    });
+    close(runtime, closing);
+    result
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {

@@ -11,6 +11,7 @@
 use crate::writer::Writer;
 use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper};
 use cairn::ingest::{apply_line, line_result, LineError};
+use cairn::record::Author;
 use cairn::{Ledger, Read};
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -53,6 +54,10 @@ impl<'a, S, T: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'a, 
             })
     }
 }
+
+/// The largest turn number `record_turns` takes: 2^53 - 1, the largest integer every JSON
+/// client reads exactly, so that a following unnumbered turn always has a number.
+pub const MAX_TURN: u64 = (1 << 53) - 1;
 
 /// The default budget of `context`, in tokens.
 pub const DEFAULT_BUDGET: usize = 4000;
@@ -109,20 +114,17 @@ pub struct ProposeCompaction {
     pub evicts: Vec<String>,
     /// The summary's claims.
     pub claims: Vec<ClaimArg>,
-    /// "self" (the agent summarised its own context, the default) or "separate" (another
-    /// pass with the raw turns).
-    #[serde(default = "self_author")]
-    pub author: String,
+    /// Not for the client to set: who wrote a compaction is the server's policy (a client's
+    /// own compaction is self-authored unless the server was started with
+    /// `--client-author separate`). Giving it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
     /// The token budget the summary was written under.
     #[serde(default = "default_budget")]
     pub budget: u64,
     /// The summary's own fidelity estimate, 0 to 1, if it made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_score: Option<f64>,
-}
-
-fn self_author() -> String {
-    "self".into()
 }
 
 fn default_budget() -> u64 {
@@ -216,6 +218,8 @@ pub struct GatesArgs {
 pub struct Memory {
     ledger: Arc<Ledger>,
     writer: Writer,
+    /// Who the server's policy says wrote its clients' compactions.
+    author: Author,
     tool_router: ToolRouter<Memory>,
 }
 
@@ -226,8 +230,23 @@ impl Memory {
         Ok(Memory {
             ledger,
             writer,
+            author: Author::SelfAuthored,
             tool_router: Memory::tool_router(),
         })
+    }
+
+    /// Names this server's clients as a separate summariser (seed 001's authorship
+    /// separation: a pass with access to the raw turns, not the agent summarising itself), or
+    /// not. Without it, every compaction a client proposes is self-authored.
+    pub fn with_client_author(mut self, author: Author) -> Memory {
+        self.author = author;
+        self
+    }
+
+    /// What the server waits on before it exits, once it has dropped every `Memory`: the
+    /// writer thread's end, after which the ledger is closed (SPEC.md section 10c).
+    pub fn closing(&self) -> crate::writer::Closing {
+        self.writer.closing()
     }
 
     /// Runs a read on a blocking thread, over a snapshot taken there.
@@ -316,6 +335,13 @@ fn apply(
     }
 }
 
+/// A tool error the model reads (`isError`): arguments that parse but cannot be accepted.
+fn refusal(text: String) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(text.clone())]);
+    r.structured_content = Some(json!({"error": text}));
+    r
+}
+
 /// A result with text for the model and the same answer as structured JSON.
 fn answer(text: String, value: Value) -> CallToolResult {
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -380,13 +406,28 @@ impl Memory {
             .write(move |ledger, gate| {
                 let mut batch = ledger.batch().map_err(internal)?;
                 let mut next = match batch.last_turn(&args.stream).map_err(internal)? {
-                    Some(t) => t + 1,
-                    None => 0,
+                    Some(t) => t.checked_add(1),
+                    None => Some(0),
                 };
                 let mut out = Vec::new();
                 for (i, t) in args.turns.into_iter().enumerate() {
-                    let turn = t.turn.unwrap_or(next);
-                    next = turn + 1;
+                    let turn = match (t.turn, next) {
+                        (Some(n), _) if n > MAX_TURN => {
+                            return Err(ErrorData::invalid_params(
+                                format!("argument turns[{i}].turn: {n} is past the largest turn number, {MAX_TURN} (2^53 - 1, what every JSON client reads exactly); number turns from 0, or leave `turn` out"),
+                                None,
+                            ))
+                        }
+                        (Some(n), _) => n,
+                        (None, Some(n)) if n <= MAX_TURN => n,
+                        (None, _) => {
+                            return Err(ErrorData::invalid_params(
+                                format!("argument turns[{i}].turn: stream {} already holds the largest turn number, so a turn left unnumbered has no number to take; give it a `turn` below the stream's last", args.stream),
+                                None,
+                            ))
+                        }
+                    };
+                    next = turn.checked_add(1);
                     let mut line = json!({
                         "kind": "span", "stream": args.stream, "turn": turn,
                         "role": t.role, "text": t.text,
@@ -418,8 +459,15 @@ impl Memory {
     )]
     async fn propose_compaction(
         &self,
-        Parameters(args): Parameters<ProposeCompaction>,
+        Parameters(mut args): Parameters<ProposeCompaction>,
     ) -> Result<CallToolResult, ErrorData> {
+        if let Some(given) = &args.author {
+            return Ok(refusal(format!(
+                "argument author: a client cannot say who wrote its compaction (it gave {given:?}); this server counts every compaction its clients propose as {}, by the policy it was started with (`cairn mcp --client-author`); propose again without `author`",
+                self.author.name()
+            )));
+        }
+        args.author = Some(self.author.name().to_string());
         self.gated("summary", "compaction", args).await
     }
 

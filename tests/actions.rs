@@ -1,0 +1,99 @@
+//! The action gate judges every check against the ledger as it stands now (a repeated action
+//! is checked again once its stream's pins, head or claims changed), and reads shell command
+//! lines as a shell does. Regression tests of issue 22, rows 1 and 2.
+
+use cairn::gate::Gatekeeper;
+use cairn::ingest::{apply_line, LineResult};
+use cairn::record::{Kind, Record};
+use cairn::{Ledger, Read};
+
+const TURNS: &str = r#"{"kind":"span","stream":"a","turn":1,"role":"user","text":"The backfill in shop/migrations/0029_tmp_backfill.py is done."}
+{"kind":"span","stream":"a","turn":2,"role":"user","text":"Never delete shop/migrations/0029_tmp_backfill.py, it's hers to delete, not ours."}
+"#;
+
+fn pin(text: &str) -> String {
+    format!(
+        r#"{{"kind":"pin","stream":"a","name":"rules","items":[{{"class":"prohibition","text":"{text}","witness":"turn:2"}}]}}"#
+    )
+}
+
+fn action(text: &str) -> String {
+    format!(r#"{{"kind":"action","stream":"a","text":"{text}","irreversible":true}}"#)
+}
+
+/// Applies each line in its own committed batch, as separate tool calls would.
+fn apply(ledger: &Ledger, gate: &Gatekeeper, lines: &str) -> Vec<LineResult> {
+    let mut out = Vec::new();
+    for (i, line) in lines.lines().enumerate() {
+        let mut b = ledger.batch().unwrap();
+        if let Some(r) = apply_line(&mut b, gate, i as u64 + 1, line.as_bytes()).unwrap() {
+            out.push(r);
+        }
+        b.commit().unwrap();
+    }
+    out
+}
+
+fn admitted(r: &LineResult) -> bool {
+    r.gate.as_ref().expect("a gated line").admitted
+}
+
+#[test]
+fn a_repeated_action_is_judged_again_after_a_new_pin_and_not_before() {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let rm = action("rm shop/migrations/0029_tmp_backfill.py");
+    let first = apply(&ledger, &gate, &format!("{TURNS}{rm}"));
+    assert!(admitted(first.last().unwrap()), "no pin yet: admitted");
+
+    // The same action again with nothing changed: the verdict stands, nothing is appended.
+    let len = ledger.len().unwrap();
+    let again = apply(&ledger, &gate, &rm);
+    assert!(admitted(&again[0]) && !again[0].new);
+    assert_eq!(ledger.len().unwrap(), len, "an unchanged re-check appends nothing");
+
+    // A pin arrives: the same bytes are checked again, as an event with its own verdict.
+    apply(&ledger, &gate, &pin("never delete shop/migrations/0029_tmp_backfill.py"));
+    let after = apply(&ledger, &gate, &rm);
+    let o = after[0].gate.as_ref().unwrap();
+    assert!(!o.admitted, "refused against the pin: {:?}", o.findings);
+    assert!(o.findings.iter().any(|f| f.gate.to_string() == "prohibited-action"));
+    let check = o.check.expect("a check record");
+    let snap = ledger.snapshot().unwrap();
+    assert_eq!(snap.kind_of(&check.rid).unwrap(), Some(Kind::Check));
+    assert_eq!(snap.verdict_of(&check.rid).unwrap(), Some(o.verdict));
+    // The action's first verdict is still there, unchanged: history is not rewritten.
+    assert!(snap.admitted(&first.last().unwrap().rid).unwrap());
+
+    // Asked once more with nothing changed since: the refusal stands, nothing appended.
+    let len = ledger.len().unwrap();
+    let third = apply(&ledger, &gate, &rm);
+    assert!(!admitted(&third[0]));
+    assert_eq!(third[0].gate.as_ref().unwrap().verdict, o.verdict);
+    assert_eq!(ledger.len().unwrap(), len);
+
+    // The ledger with its checks verifies, and its export ingested again appends nothing.
+    assert!(ledger.verify().unwrap().ok());
+    let exported: String = (0..ledger.len().unwrap())
+        .map(|i| {
+            let (rid, r) = snap.record_at(i).unwrap().unwrap();
+            format!("{}\n", cairn::ingest::export_line(i, rid, &r))
+        })
+        .collect();
+    apply(&ledger, &gate, &exported);
+    assert_eq!(ledger.len().unwrap(), len);
+}
+
+#[test]
+fn a_check_record_cannot_be_appended_by_hand() {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let out = apply(&ledger, &gate, &format!("{TURNS}{}", action("ls shop")));
+    let mut b = ledger.batch().unwrap();
+    let forged = cairn::record::Check {
+        action: out.last().unwrap().rid,
+        at: 3,
+    };
+    let e = b.append(Record::Check(forged)).unwrap_err();
+    assert!(e.to_string().contains("gated by construction"), "{e}");
+}
