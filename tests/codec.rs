@@ -271,7 +271,7 @@ fn bad_headers_scores_and_booleans_are_rejected() {
     assert_eq!(decode(&v), Err(DecodeError::Version(2)));
     let mut k = good.clone();
     k[1] = 10;
-    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(9)));
+    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(10)));
     let mut flag = good.clone();
     *flag.last_mut().unwrap() = 2;
     assert!(decode(&flag).is_err());
