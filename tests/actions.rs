@@ -50,14 +50,25 @@ fn a_repeated_action_is_judged_again_after_a_new_pin_and_not_before() {
     let len = ledger.len().unwrap();
     let again = apply(&ledger, &gate, &rm);
     assert!(admitted(&again[0]) && !again[0].new);
-    assert_eq!(ledger.len().unwrap(), len, "an unchanged re-check appends nothing");
+    assert_eq!(
+        ledger.len().unwrap(),
+        len,
+        "an unchanged re-check appends nothing"
+    );
 
     // A pin arrives: the same bytes are checked again, as an event with its own verdict.
-    apply(&ledger, &gate, &pin("never delete shop/migrations/0029_tmp_backfill.py"));
+    apply(
+        &ledger,
+        &gate,
+        &pin("never delete shop/migrations/0029_tmp_backfill.py"),
+    );
     let after = apply(&ledger, &gate, &rm);
     let o = after[0].gate.as_ref().unwrap();
     assert!(!o.admitted, "refused against the pin: {:?}", o.findings);
-    assert!(o.findings.iter().any(|f| f.gate.to_string() == "prohibited-action"));
+    assert!(o
+        .findings
+        .iter()
+        .any(|f| f.gate.to_string() == "prohibited-action"));
     let check = o.check.expect("a check record");
     let snap = ledger.snapshot().unwrap();
     assert_eq!(snap.kind_of(&check.rid).unwrap(), Some(Kind::Check));

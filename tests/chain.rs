@@ -37,7 +37,10 @@ fn an_old_parent_does_not_reset_the_depth() {
         apply(&ledger, l).unwrap();
     }
     let first = apply(&ledger, &summary(None, "we deploy on Fridays only")).unwrap();
-    for text in ["deploys happen on Fridays only", "we deploy only on Fridays"] {
+    for text in [
+        "deploys happen on Fridays only",
+        "we deploy only on Fridays",
+    ] {
         apply(&ledger, &summary(None, text)).unwrap();
     }
     let head = ledger.snapshot().unwrap().head("c").unwrap().unwrap();
@@ -59,7 +62,10 @@ fn an_old_parent_does_not_reset_the_depth() {
     )
     .unwrap();
     let o = fourth.gate.unwrap();
-    assert!(o.findings.iter().any(|f| f.gate.to_string() == "depth-exceeded"));
+    assert!(o
+        .findings
+        .iter()
+        .any(|f| f.gate.to_string() == "depth-exceeded"));
     let snap = ledger.snapshot().unwrap();
     assert_eq!(snap.facts(&fourth.rid).unwrap().unwrap().depth, Some(3));
 }

@@ -44,7 +44,8 @@ pub(crate) use status::status_given;
 
 use crate::error::{not_a, ErrorKind, Result};
 use crate::record::{
-    score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict, SCORE_ONE,
+    score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict,
+    SCORE_ONE,
 };
 use crate::score::{Scorer, Scores};
 use crate::store::{Appended, Batch, Read};

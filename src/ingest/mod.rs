@@ -435,9 +435,19 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
         }
         Record::Check(c) => {
             let rid = Rid::of_bytes(&crate::record::encode(&Record::Check(c.clone())));
-            let present = ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))?;
+            let present = ctx
+                .batch
+                .index_of(&rid)
+                .map_err(|e| ctx.store_err(None, e))?;
             if let Some(index) = present {
-                return Ok(Applied::Appended(Appended { rid, index, new: false }, None));
+                return Ok(Applied::Appended(
+                    Appended {
+                        rid,
+                        index,
+                        new: false,
+                    },
+                    None,
+                ));
             }
             // A check line not in the ledger asks for the action to be checked again now.
             let action = match ctx.batch.get(&c.action).map_err(|e| ctx.store_err(None, e))? {

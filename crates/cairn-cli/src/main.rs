@@ -366,7 +366,7 @@ fn main() -> ExitCode {
                 "bytes it could not read past"
             };
             eprintln!(
-                "cairn: the ledger {} is damaged: reading it found {found}; run `cairn verify` on it, and restore it from a copy if verify fails",
+                "cairn: the ledger {} is damaged: reading it found {found}; run `cairn verify` on it, and restore it from a copy if verify fails (what failed: {what})",
                 cli.db.display()
             );
             3
@@ -633,7 +633,7 @@ fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
 fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
     let snap = ledger.snapshot()?;
     let records = snap.len()?;
-    let mut kinds = [0u64; 9];
+    let mut kinds = [0u64; Kind::ALL.len() + 1];
     for i in 0..records {
         if let Some(rid) = snap.rid_at(i)? {
             if let Some(k) = snap.kind_of(&rid)? {

@@ -67,7 +67,7 @@ pub fn run_stdio(memory: Memory) -> Result<(), String> {
 /// for the writer thread to let go of the ledger, so that it is closed before the process
 /// exits.
 fn close(runtime: tokio::runtime::Runtime, closing: writer::Closing) {
-    runtime.shutdown_timeout(std::time::Duration::from_secs(10));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     closing.wait();
 }
 

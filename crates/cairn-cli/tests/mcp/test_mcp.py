@@ -7,79 +7,15 @@ Run by `cargo test -p cairn-cli --test cli -- mcp` (which sets CAIRN_BIN), or di
 
 import asyncio
 import json
-import os
-import re
 import signal
 import subprocess
-import time
 
 import httpx2
 import pytest
-from mcp import ClientSession, MCPError, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-CAIRN = os.environ["CAIRN_BIN"]
-
-TOOLS = {
-    "record_turns",
-    "propose_compaction",
-    "check_action",
-    "context",
-    "recall",
-    "why",
-    "pin",
-    "gates",
-}
-
-
-def text(result):
-    return "\n".join(c.text for c in result.content if getattr(c, "text", None))
-
-
-def run(coro):
-    return asyncio.run(coro)
-
-
-def stdio(db):
-    return stdio_client(StdioServerParameters(command=CAIRN, args=["--db", str(db), "mcp"]))
-
-
-class Http:
-    """A `cairn serve` process on a free loopback port."""
-
-    def __init__(self, db, token=None):
-        env = dict(os.environ)
-        env.pop("CAIRN_TOKEN", None)
-        if token:
-            env["CAIRN_TOKEN"] = token
-        self.proc = subprocess.Popen(
-            [CAIRN, "--db", str(db), "serve", "--listen", "127.0.0.1:0"],
-            stderr=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            env=env,
-            text=True,
-        )
-        line = self.proc.stderr.readline()
-        m = re.search(r"at (http://[^ ]+/mcp)", line)
-        assert m, f"cairn serve did not say where it listens: {line!r}"
-        self.url = m.group(1)
-        self.token = token
-
-    def client(self, token=None):
-        token = token or self.token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60))
-
-    def stop(self, sig=signal.SIGTERM):
-        self.proc.send_signal(sig)
-        self.proc.wait(timeout=20)
-
-
-async def session_calls(read, write, calls):
-    async with ClientSession(read, write) as s:
-        await s.initialize()
-        return [await s.call_tool(name, args) for name, args in calls]
+from harness import CAIRN, TOOLS, Http, run, session_calls, stdio, text
 
 
 def test_stdio_lists_the_tools_with_schemas_and_records_and_reads_back(tmp_path):
@@ -239,9 +175,9 @@ def test_killing_the_server_loses_nothing_it_acknowledged(tmp_path):
     finally:
         server.stop(signal.SIGKILL)
     assert acknowledged == 30
-    # A killed writer leaves redb's recovery to the next writer (SPEC.md section 4.4).
-    rec = subprocess.run([CAIRN, "--db", str(db), "ingest", "/dev/null"], capture_output=True, text=True)
-    assert rec.returncode == 0, rec.stderr
+    # A killed writer leaves the file mid-write: `cairn recover` repairs and verifies it.
+    rec = subprocess.run([CAIRN, "--db", str(db), "recover"], capture_output=True, text=True)
+    assert rec.returncode == 0 and "recovered" in rec.stdout, rec.stdout + rec.stderr
     out = subprocess.run([CAIRN, "--db", str(db), "--json", "context", "k", "--budget", "100000"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["spans"]) == 30

@@ -1,0 +1,159 @@
+"""The MCP server survives its clients (issue 22, rows 3, 4, 5, 9 and 10): it closes its
+ledger cleanly however a normal session ends, answers every bad message, refuses what a client
+may not say, and takes retries without duplicating anything."""
+
+import json
+import signal
+import subprocess
+import time
+
+from mcp import ClientSession, MCPError
+import pytest
+
+from harness import CAIRN, Http, run, session_calls, stdio, text
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def record(i, stream="s", text_=None):
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "record_turns", "arguments": {"stream": stream, "turns": [{"role": "user", "text": text_ or f"turn {i}"}]}}}
+
+
+class Raw:
+    """`cairn mcp` spoken to line by line, as a client that sends what it likes."""
+
+    def __init__(self, db, *args):
+        self.proc = subprocess.Popen([CAIRN, "--db", str(db), "mcp", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.send(INIT)
+        assert self.reply()["id"] == 1
+        self.send(INITIALIZED)
+
+    def send_bytes(self, b):
+        self.proc.stdin.write(b)
+        self.proc.stdin.flush()
+
+    def send(self, msg):
+        self.send_bytes(json.dumps(msg).encode() + b"\n")
+
+    def reply(self):
+        line = self.proc.stdout.readline()
+        assert line, "the server closed its output: " + self.proc.stderr.read().decode(errors="replace")
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=20)
+
+
+def reads_cleanly(db):
+    """A read command opens the ledger without needing recovery."""
+    out = subprocess.run([CAIRN, "--db", str(db), "--json", "stats"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_normal_end_of_the_server_leaves_the_ledger_closed_and_a_crash_is_recovered(tmp_path):
+    # stdin closed (EOF): the ledger is closed, and read commands open it at once.
+    db = tmp_path / "eof.redb"
+    raw = Raw(db)
+    raw.send(record(2))
+    assert "result" in raw.reply()
+    assert raw.close() == 0
+    assert reads_cleanly(db)["records"] == 1
+
+    # SIGTERM and SIGINT with the client still connected: the same.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        db = tmp_path / f"sig{int(sig)}.redb"
+        raw = Raw(db)
+        raw.send(record(2))
+        assert "result" in raw.reply()
+        raw.proc.send_signal(sig)
+        assert raw.proc.wait(timeout=20) == 0
+        assert reads_cleanly(db)["records"] == 1
+
+    # `cairn serve` stopped by SIGTERM: the same.
+    db = tmp_path / "served.redb"
+    server = Http(db)
+    try:
+        run(write_one(server))
+    finally:
+        server.stop(signal.SIGTERM)
+    assert server.proc.returncode == 0
+    assert reads_cleanly(db)["records"] == 1
+
+    # Near miss: a real crash (SIGKILL) does need recovery; readers say to run `cairn recover`,
+    # which repairs and verifies the ledger, and says what it did.
+    db = tmp_path / "killed.redb"
+    raw = Raw(db)
+    raw.send(record(2))
+    assert "result" in raw.reply()
+    raw.proc.send_signal(signal.SIGKILL)
+    raw.proc.wait(timeout=20)
+    out = subprocess.run([CAIRN, "--db", str(db), "stats"], capture_output=True, text=True)
+    assert out.returncode == 2 and "cairn --db" in out.stderr and "recover" in out.stderr, out.stderr
+    rec = subprocess.run([CAIRN, "--db", str(db), "recover"], capture_output=True, text=True)
+    assert rec.returncode == 0 and "recovered" in rec.stdout, rec.stdout + rec.stderr
+    assert reads_cleanly(db)["records"] == 1
+    again = subprocess.run([CAIRN, "--db", str(db), "recover"], capture_output=True, text=True)
+    assert again.returncode == 0 and "nothing to recover" in again.stdout, again.stdout
+
+
+async def write_one(server):
+    async with server.client() as http:
+        from mcp.client.streamable_http import streamable_http_client
+
+        async with streamable_http_client(server.url, http_client=http) as (read, write):
+            r = await session_calls(read, write, [("record_turns", {"stream": "h", "turns": [{"role": "user", "text": "one"}]})])
+            assert not r[0].is_error
+
+
+def test_a_client_cannot_say_who_wrote_its_compaction(tmp_path):
+    turns = {"stream": "a", "turns": [{"role": "user", "text": "We deploy on Fridays only."}]}
+    claim = {"text": "we deploy on Fridays only", "origin": "user-said", "witnesses": ["turn:0"]}
+
+    async def go(db, extra):
+        async with stdio(db) if not extra else stdio_with(db, extra) as (read, write):
+            return await session_calls(read, write, [
+                ("record_turns", turns),
+                ("propose_compaction", {"stream": "a", "covers": ["turn:0"], "claims": [claim], "author": "separate"}),
+                ("propose_compaction", {"stream": "a", "covers": ["turn:0"], "claims": [claim]}),
+            ])
+
+    r = run(go(tmp_path / "a.redb", None))
+    assert r[1].is_error and "cannot say who wrote" in text(r[1]) and "self" in text(r[1]), text(r[1])
+    # Near miss: the same proposal without `author` is judged, as self-authored.
+    assert r[2].structured_content["verdict"] == "admitted", text(r[2])
+    out = subprocess.run([CAIRN, "--db", str(tmp_path / "a.redb"), "--json", "export"], capture_output=True, text=True)
+    summaries = [json.loads(l) for l in out.stdout.splitlines() if json.loads(l)["kind"] == "summary"]
+    assert [s["author"] for s in summaries] == ["self"]
+    # A server started with the policy that its client is a separate summariser says so.
+    run(go(tmp_path / "b.redb", ["--client-author", "separate"]))
+    out = subprocess.run([CAIRN, "--db", str(tmp_path / "b.redb"), "--json", "export"], capture_output=True, text=True)
+    summaries = [json.loads(l) for l in out.stdout.splitlines() if json.loads(l)["kind"] == "summary"]
+    assert [s["author"] for s in summaries] == ["separate"]
+
+
+def stdio_with(db, extra):
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    return stdio_client(StdioServerParameters(command=CAIRN, args=["--db", str(db), "mcp", *extra]))
+
+
+def test_turn_numbers_cannot_overflow(tmp_path):
+    async def go():
+        async with stdio(tmp_path / "t.redb") as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                with pytest.raises(MCPError) as e:
+                    await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "x", "turn": 18446744073709551615}]})
+                assert "largest turn number" in str(e.value), str(e.value)
+                # Near miss: a large turn within range, then an unnumbered one after it.
+                r = await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "x", "turn": 9007199254740990}, {"role": "user", "text": "y"}]})
+                assert [t["turn"] for t in r.structured_content["turns"]] == [9007199254740990, 9007199254740991]
+                with pytest.raises(MCPError) as e:
+                    await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "z"}]})
+                assert "largest turn number" in str(e.value), str(e.value)
+
+    run(go())
