@@ -346,23 +346,22 @@ fn memory(db: &Path, gate: Gatekeeper, client_author: &str) -> Result<cairn_mcp:
     Ok(memory.with_client_author(author))
 }
 
-/// `cairn serve`: the MCP tools over Streamable HTTP until interrupted.
+/// `cairn serve`: the MCP tools over Streamable HTTP until interrupted; the bearer token comes
+/// from `CAIRN_TOKEN`, never from the command line.
 pub fn serve(
     db: &Path,
     gate: Gatekeeper,
     client_author: &str,
-    listen: std::net::SocketAddr,
-    allow_host: &[String],
-    allow_origin: &[String],
+    options: cairn_mcp::HttpOptions,
 ) -> Result<u8, Failure> {
+    if options.limits.max_sessions == 0 || options.limits.max_connections == 0 {
+        return Err(Failure::usage(
+            "--max-sessions and --max-connections must be at least 1",
+        ));
+    }
     let token = std::env::var("CAIRN_TOKEN").ok().filter(|t| !t.is_empty());
     let memory = memory(db, gate, client_author)?;
-    let options = cairn_mcp::HttpOptions {
-        listen,
-        allowed_hosts: allow_host.to_vec(),
-        allowed_origins: allow_origin.to_vec(),
-        token,
-    };
+    let options = cairn_mcp::HttpOptions { token, ..options };
     let db = db.display().to_string();
     cairn_mcp::run_http(memory, options, |addr| {
         eprintln!("cairn serve: {db} at http://{addr}/mcp (Ctrl-C stops)");

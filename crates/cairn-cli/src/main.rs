@@ -247,6 +247,19 @@ enum Command {
         /// Who writes the compactions clients propose: `self` or `separate` (as for `mcp`).
         #[arg(long = "client-author", default_value = "self", value_parser = ["self", "separate"])]
         client_author: String,
+        /// MCP sessions open at once; an initialize past it is refused with 503.
+        #[arg(long = "max-sessions", default_value_t = 1024)]
+        max_sessions: usize,
+        /// Seconds a session may go without a request before it is closed and freed.
+        #[arg(long = "session-ttl", default_value_t = 300)]
+        session_ttl: u64,
+        /// TCP connections open at once; one past it is answered 503 and closed.
+        #[arg(long = "max-connections", default_value_t = 512)]
+        max_connections: usize,
+        /// Seconds a connection has to send a request's headers, from opening or from its
+        /// previous response (so also how long an idle connection is kept).
+        #[arg(long = "header-timeout", default_value_t = 10)]
+        header_timeout: u64,
     },
 }
 
@@ -472,13 +485,27 @@ fn run(cli: &Cli) -> Outcome {
             allow_host,
             allow_origin,
             client_author,
+            max_sessions,
+            session_ttl,
+            max_connections,
+            header_timeout,
         } => commands::serve(
             &cli.db,
             gate,
             client_author,
-            *listen,
-            allow_host,
-            allow_origin,
+            cairn_mcp::HttpOptions {
+                listen: *listen,
+                allowed_hosts: allow_host.clone(),
+                allowed_origins: allow_origin.clone(),
+                token: None,
+                limits: cairn_mcp::Limits {
+                    max_sessions: *max_sessions,
+                    session_ttl: std::time::Duration::from_secs(*session_ttl),
+                    max_connections: *max_connections,
+                    header_timeout: std::time::Duration::from_secs(*header_timeout),
+                    ..cairn_mcp::Limits::default()
+                },
+            },
         ),
     }
 }

@@ -8,6 +8,7 @@
 //! - [`writer`]: the one thread that appends: requests may arrive concurrently, the ledger
 //!   decides their order, and reads go on beside a compaction being judged.
 //! - [`http`]: the HTTP listener and its guards (Host and Origin allow-lists, bearer token).
+//! - [`stdio`]: newline-delimited JSON-RPC on standard input and output, every line answered.
 //!
 //! The server keeps no state beyond the ledger: every write is committed before its answer is
 //! sent, so killing the process loses nothing it acknowledged.
@@ -16,20 +17,25 @@
 #![warn(missing_docs)]
 
 pub mod http;
+mod jsonrpc;
+pub mod stdio;
 pub mod tools;
 pub mod writer;
 
-pub use http::{serve_http, HttpOptions};
+pub use http::{serve_http, HttpOptions, Limits};
 pub use tools::Memory;
 
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 /// Serves the tools over standard input and output until the client closes them or `stop` is
-/// cancelled.
+/// cancelled. Every line gets an answer: a message rmcp cannot read is answered with a JSON-RPC
+/// error by cairn's own transport ([`stdio`]).
 pub async fn serve_stdio(memory: Memory, stop: CancellationToken) -> Result<(), String> {
+    let (transport, writer) =
+        stdio::transport().map_err(|e| format!("cannot start reading standard input: {e}"))?;
     let running = memory
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| format!("the MCP session over stdio could not start: {e}"))?;
     let cancel = running.cancellation_token();
@@ -41,6 +47,9 @@ pub async fn serve_stdio(memory: Memory, stop: CancellationToken) -> Result<(), 
         .waiting()
         .await
         .map_err(|e| format!("the MCP session over stdio ended abnormally: {e}"))?;
+    // The last answers are written out before the ledger closes; a reader thread still blocked
+    // on standard input (the session was cancelled) does not hold this up for long.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), writer).await;
     Ok(())
 }
 

@@ -59,6 +59,10 @@ impl<'a, S, T: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'a, 
 /// client reads exactly, so that a following unnumbered turn always has a number.
 pub const MAX_TURN: u64 = (1 << 53) - 1;
 
+/// The longest `recall` query taken, in bytes: a query is a few words, and its cost grows
+/// with its terms.
+pub const MAX_QUERY_BYTES: usize = 64 * 1024;
+
 /// The default budget of `context`, in tokens.
 pub const DEFAULT_BUDGET: usize = 4000;
 
@@ -502,6 +506,15 @@ impl Memory {
         &self,
         Parameters(args): Parameters<RecallArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        if args.query.len() > MAX_QUERY_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "argument query: it is {} bytes long, past the limit of {MAX_QUERY_BYTES}; search with the words that matter",
+                    args.query.len()
+                ),
+                None,
+            ));
+        }
         let limit = args.limit.unwrap_or(10);
         let r = self
             .read(move |snap| {

@@ -40,13 +40,13 @@ def stdio(db):
 class Http:
     """A `cairn serve` process on a free loopback port."""
 
-    def __init__(self, db, token=None):
+    def __init__(self, db, token=None, args=()):
         env = dict(os.environ)
         env.pop("CAIRN_TOKEN", None)
         if token:
             env["CAIRN_TOKEN"] = token
         self.proc = subprocess.Popen(
-            [CAIRN, "--db", str(db), "serve", "--listen", "127.0.0.1:0"],
+            [CAIRN, "--db", str(db), "serve", "--listen", "127.0.0.1:0", *args],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             env=env,

@@ -157,3 +157,31 @@ def test_turn_numbers_cannot_overflow(tmp_path):
                 assert "largest turn number" in str(e.value), str(e.value)
 
     run(go())
+
+
+def test_every_bad_message_on_stdio_gets_an_answer(tmp_path):
+    raw = Raw(tmp_path / "bad.redb")
+    raw.send_bytes(b"this is not json\n")
+    assert raw.reply()["error"]["code"] == -32700
+    raw.send_bytes(b'{"jsonrpc":"2.0","id":5,"method":"ping","x":"\xff"}\n')
+    assert raw.reply()["error"]["code"] == -32700
+    raw.send_bytes(b"[" * 100000 + b"]" * 100000 + b"\n")
+    assert raw.reply()["error"]["code"] == -32700
+    raw.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": 17})
+    r = raw.reply()
+    assert r["id"] == 9 and r["error"]["code"] in (-32600, -32602), r
+    # A 20 MB record_turns and a 30 MB recall are answered (refused), not dropped.
+    raw.send(record(10, text_="x" * (20 << 20)))
+    r = raw.reply()
+    assert r["id"] == 10 and ("error" in r or r["result"].get("isError")), str(r)[:300]
+    raw.send({"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "port " * (6 << 20)}}})
+    r = raw.reply()
+    assert r["id"] == 11 and ("error" in r or r["result"].get("isError")), str(r)[:300]
+    # Past the line limit (32 MiB): answered without the id, which was never read.
+    raw.send_bytes(b'{"jsonrpc":"2.0","id":12,"method":"ping","pad":"' + b"y" * (33 << 20) + b'"}\n')
+    assert raw.reply()["error"]["code"] == -32600
+    # Near miss: after all that, a good request is served as ever.
+    raw.send(record(13, text_="still here"))
+    r = raw.reply()
+    assert r["id"] == 13 and not r["result"].get("isError"), r
+    assert raw.close() == 0
