@@ -68,7 +68,7 @@ fn a_repeated_action_is_judged_again_after_a_new_pin_and_not_before() {
     assert!(o
         .findings
         .iter()
-        .any(|f| f.gate.to_string() == "prohibited-action"));
+        .any(|f| f.gate == cairn::record::Gate::ProhibitedAction));
     let check = o.check.expect("a check record");
     let snap = ledger.snapshot().unwrap();
     assert_eq!(snap.kind_of(&check.rid).unwrap(), Some(Kind::Check));

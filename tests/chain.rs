@@ -65,7 +65,7 @@ fn an_old_parent_does_not_reset_the_depth() {
     assert!(o
         .findings
         .iter()
-        .any(|f| f.gate.to_string() == "depth-exceeded"));
+        .any(|f| f.gate == cairn::record::Gate::DepthExceeded));
     let snap = ledger.snapshot().unwrap();
     assert_eq!(snap.facts(&fourth.rid).unwrap().unwrap().depth, Some(3));
 }

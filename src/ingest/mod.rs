@@ -270,7 +270,7 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
     let expected_rid = obj.opt_str(ctx, "rid")?.map(str::to_string);
     let kind = record.kind();
     let (appended, gate_result) = match append_record(ctx, gate, record)? {
-        Applied::Appended(a, o) => (a, o),
+        Applied::Appended(a, o) => (a, o.map(|o| *o)),
         Applied::NotRegrounded { claim, reason } => {
             return Ok(Some(LineResult {
                 line,
@@ -381,7 +381,7 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
 /// What appending a line's record did.
 enum Applied {
     /// It was appended (or was there already), with the gates' outcome for a proposal.
-    Appended(Appended, Option<Outcome>),
+    Appended(Appended, Option<Box<Outcome>>),
     /// A reground line whose claim its raw spans do not entail: nothing was appended.
     NotRegrounded {
         /// The claim.
@@ -394,7 +394,7 @@ enum Applied {
 /// Appends a record the way its kind enters the ledger: summaries and actions through the
 /// gates, regrounds through re-grounding, verdicts only when they are there already.
 fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Applied> {
-    let gated = |o: Outcome| Applied::Appended(o.subject, Some(o));
+    let gated = |o: Outcome| Applied::Appended(o.subject, Some(Box::new(o)));
     Ok(match record {
         Record::Summary(sum) => {
             let (stream, parent) = (sum.stream.clone(), sum.parent);
@@ -462,7 +462,7 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
             let o = gate
                 .propose_action(ctx.batch, action)
                 .map_err(|e| ctx.store_err(Some("action".into()), e))?;
-            Applied::Appended(o.check.unwrap_or(o.subject), Some(o))
+            Applied::Appended(o.check.unwrap_or(o.subject), Some(Box::new(o)))
         }
         Record::Reground(g) => match gate
             .reground(ctx.batch, g.claim)

@@ -415,10 +415,16 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
         commands.push(words.join(" "));
     }
 
-    // Paths.
+    // Paths: path-like words, and the name before "directory", "folder", "dir", "file".
     let mut paths: Vec<String> = Vec::new();
     for (k, t) in toks.iter().enumerate() {
-        if path_at(k) && !used.get(k).copied().unwrap_or(true) {
+        let named_dir = matches!(lw(k + 1), "directory" | "folder" | "dir" | "file")
+            && !t.stop_after
+            && name_like(&t.clean)
+            && !is_stop(&t.lower)
+            && !is_verb(&t.lower)
+            && !ARTICLES.contains(&t.lower.as_str());
+        if (path_at(k) || named_dir) && !used.get(k).copied().unwrap_or(true) {
             let p = normalise("", &t.clean);
             if !paths.contains(&p) {
                 paths.push(p);
@@ -1826,6 +1832,31 @@ fn run(
                 None => false,
             }
         }
+        "docker" | "podman" | "docker-compose" | "kubectl" | "ssh" => {
+            // A command run elsewhere (a container, a pod, a host): parsed with an unknown
+            // working directory (its relative paths are Anything), and listed as unknown too.
+            let inner = elsewhere(name, args);
+            if inner.is_empty() {
+                false
+            } else {
+                out.p.unknown.push(cx.text.to_string());
+                if name == "ssh" {
+                    let body: Vec<&str> = inner.iter().map(|a| a.text.as_str()).collect();
+                    parse_in(&body.join(" "), None, cx.depth + 1, out);
+                } else {
+                    let mut nowhere: Cwd = None;
+                    command(&inner, &mut nowhere, cx.stdin, cx.text, cx.depth + 1, out);
+                }
+                return None;
+            }
+        }
+        "vi" | "vim" | "nvim" | "nano" | "emacs" | "ed" | "ex" | "code" | "subl" | "hx" => {
+            let s = options(args, "", &[], false);
+            for w in s.words(args).into_iter().filter(|w| !w.text.starts_with('+')) {
+                cx.eff(out, Op::Write, here, w);
+            }
+            true
+        }
         "eval" => {
             let body: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
             out.p.known.push(cx.text.to_string());
@@ -1844,6 +1875,30 @@ fn run(
         n => READ_ONLY.contains(&n),
     };
     done(known, cx, out)
+}
+
+/// The command `docker|podman exec`, `docker compose exec`, `kubectl exec ... --` or
+/// `ssh HOST` runs elsewhere; empty when there is none.
+fn elsewhere(name: &str, args: &[Word]) -> Vec<Word> {
+    let text = |k: usize| args.get(k).map_or("", |w| w.text.as_str());
+    let after = |from: usize, short: &str, long: &[&str]| -> Vec<Word> {
+        let rest = args.get(from..).unwrap_or_default();
+        let s = options(rest, short, long, true);
+        rest.get(s.first_operand(rest.len()) + 1..)
+            .unwrap_or_default()
+            .to_vec()
+    };
+    const EXEC_LONG: &[&str] = &["env", "user", "workdir", "env-file", "detach-keys", "index"];
+    match name {
+        "ssh" => after(0, "bcDEeFIiJLlmOopQRSWw", &[]),
+        "kubectl" => match args.iter().position(|w| w.text == "--") {
+            Some(k) if text(0) == "exec" => args.get(k + 1..).unwrap_or_default().to_vec(),
+            _ => Vec::new(),
+        },
+        _ if text(0) == "exec" => after(1, "euw", EXEC_LONG),
+        _ if text(0) == "compose" && text(1) == "exec" => after(2, "euw", EXEC_LONG),
+        _ => Vec::new(),
+    }
 }
 
 fn done(known: bool, cx: &Cx, out: &mut Acc) -> Option<String> {

@@ -70,6 +70,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         Subject => 8,
         ReliesOn => 9,
         RegroundSpan => 10,
+        Checked => 11,
     }
 }
 
