@@ -48,6 +48,6 @@ pub use error::{
     StorageError,
 };
 pub use store::{
-    Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Storage, StreamState,
-    VerifyReport, DERIVED_RULES, MAX_LINKS,
+    Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Standing, Storage,
+    StreamState, VerifyReport, DERIVED_RULES, MAX_LINKS,
 };

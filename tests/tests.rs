@@ -16,5 +16,6 @@ mod merkle;
 mod model;
 #[cfg(feature = "model")]
 mod nli;
+mod status;
 mod store;
 mod util;

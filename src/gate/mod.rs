@@ -40,8 +40,6 @@ pub use policy::Policy;
 pub use status::claim_status_plain;
 pub use sweep::{sweep, SweepFinding};
 
-pub(crate) use status::status_given;
-
 use crate::error::{not_a, ErrorKind, Result};
 use crate::record::{
     score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict,

@@ -147,7 +147,7 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
                 continue;
             }
             used += cost;
-            let status = read.status(&rid)?.unwrap_or(Status::Unverified);
+            let status = read.standing(&rid)?.status;
             let mut flags: Vec<Gate> = (verdict.iter())
                 .flat_map(|v| v.findings.iter())
                 .filter(|f| f.subject == rid)

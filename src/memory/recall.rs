@@ -205,24 +205,11 @@ fn hit<R: Read>(read: &R, rid: Rid, record: Record, score: f64) -> Result<Hit> {
     Ok(hit)
 }
 
-/// A claim's status and whether an admitted summary carries it: the store's `status` table
-/// holds the statuses of admitted summaries and re-groundings; a claim only a refused summary
-/// carried takes the status that summary's verdict gave it.
+/// A claim's status, the one every view shows ([`Read::standing`]), and whether an admitted
+/// verdict or a reground set it.
 fn standing<R: Read>(read: &R, claim: &Rid) -> Result<(Option<Status>, bool)> {
-    if let Some(status) = read.status(claim)? {
-        return Ok((Some(status), true));
-    }
-    for dependent in read.dependents(claim)? {
-        let Some(verdict) = read.verdict_of(&dependent)? else {
-            continue;
-        };
-        if let Some(Record::Verdict(v)) = read.get(&verdict)? {
-            if let Some(c) = v.claims.iter().find(|c| c.claim == *claim) {
-                return Ok((Some(c.status), false));
-            }
-        }
-    }
-    Ok((None, false))
+    let s = read.standing(claim)?;
+    Ok((Some(s.status), s.admitted))
 }
 
 impl Recall {

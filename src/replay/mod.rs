@@ -34,7 +34,6 @@ pub use report::html;
 
 use crate::error::{not_a, ErrorKind, Result};
 use crate::gate::rules::{self, FoundBy, Grounding, Witness};
-use crate::gate::status_given;
 use crate::gate::view::View;
 use crate::record::{
     score_to_unit, Claim, Finding, Gate, Kind, Record, Rid, Span, Status, Summary, Verdict,
@@ -194,11 +193,10 @@ impl<'a, R: Read> Walker<'a, R> {
         Ok(g)
     }
 
-    /// A claim's status from the records alone, as [`crate::gate::claim_status_plain`] gives
-    /// it.
-    fn status(&mut self, claim: &Rid) -> Result<Status> {
-        let regrounded = self.regrounded(claim)?.is_some();
-        status_given(self.read, claim, regrounded)
+    /// A claim's status from the records alone, the one every view shows
+    /// ([`Read::standing`]).
+    fn standing(&mut self, claim: &Rid) -> Result<crate::store::Standing> {
+        self.read.standing(claim)
     }
 
     /// A record and its log index.
@@ -352,15 +350,20 @@ impl<'a, R: Read> Walker<'a, R> {
             Record::Claim(c) => c,
             _ => return Ok(None),
         };
-        let status = self.status(&rid)?;
+        let standing = self.standing(&rid)?;
+        let mut detail = c.origin.tag().unwrap_or("no origin").to_string();
+        if let Some(summary) = standing.refused_by {
+            let n = self.read.ordinal(&summary)?.unwrap_or(0);
+            detail.push_str(&format!("; only in refused summary {n}"));
+        }
         let node = Node {
             rid,
             index,
             hop,
             kind: Kind::Claim,
             text: c.text.clone(),
-            detail: c.origin.tag().unwrap_or("no origin").to_string(),
-            status: status.name().to_string(),
+            detail,
+            status: standing.status.name().to_string(),
             depth: 0,
             parent: None,
             repeated: false,

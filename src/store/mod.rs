@@ -8,9 +8,9 @@ mod verify;
 
 pub use backend::Storage;
 pub(crate) use read::sealed::Sealed;
-pub use read::Read;
 use read::SnapshotTx;
 pub(crate) use read::Trusted;
+pub use read::{Read, Standing};
 use tables::classify_by;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};

@@ -129,6 +129,18 @@ impl Tx for WriteTransaction {
     }
 }
 
+/// A claim's status as every view shows it, from [`Read::standing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    /// The status.
+    pub status: crate::record::Status,
+    /// Whether an admitted verdict or a reground set it.
+    pub admitted: bool,
+    /// The refused summary whose verdict gave the status, for a claim no admitted summary
+    /// carried.
+    pub refused_by: Option<Rid>,
+}
+
 /// The seal on [`Read`]: only the store's own [`Snapshot`](crate::Snapshot) and
 /// [`Batch`](crate::Batch) implement it, and only the store sees the transaction underneath.
 pub(crate) mod sealed {
@@ -431,6 +443,65 @@ pub trait Read: sealed::Sealed {
             .table(REGROUNDED)?
             .get(&claim.0)?
             .map(|g| Rid(g.value())))
+    }
+
+    /// A claim's one status, as every view gives it (SPEC.md section 8.1): verified once
+    /// re-grounded; else the status of the latest admitted verdict that carried it; else, for
+    /// a claim only refused summaries carried, the status the latest of their verdicts gave it,
+    /// with that summary; else unverified when it has a raw-span ancestor, unanchored when not.
+    fn standing(&self, claim: &Rid) -> Result<Standing>
+    where
+        Self: Sized,
+    {
+        let recorded = self.status(claim)?;
+        if self.regrounded(claim)?.is_some() {
+            return Ok(Standing {
+                status: crate::record::Status::Verified,
+                admitted: true,
+                refused_by: None,
+            });
+        }
+        if let Some(status) = recorded {
+            return Ok(Standing {
+                status,
+                admitted: true,
+                refused_by: None,
+            });
+        }
+        let mut latest: Option<(u64, Rid, crate::record::Status)> = None;
+        for dependent in self.dependents(claim)? {
+            let Some(verdict) = self.verdict_of(&dependent)? else {
+                continue;
+            };
+            let Some(at) = self.index_of(&verdict)? else {
+                continue;
+            };
+            if latest.is_some_and(|(i, _, _)| i > at) {
+                continue;
+            }
+            if let Some(Record::Verdict(v)) = self.trusted_at(verdict, at)? {
+                if let Some(c) = v.claims.iter().find(|c| c.claim == *claim) {
+                    latest = Some((at, dependent, c.status));
+                }
+            }
+        }
+        if let Some((_, summary, status)) = latest {
+            return Ok(Standing {
+                status,
+                admitted: false,
+                refused_by: Some(summary),
+            });
+        }
+        let anchored = self.facts(claim)?.is_some_and(|f| f.anchored);
+        Ok(Standing {
+            status: if anchored {
+                crate::record::Status::Unverified
+            } else {
+                crate::record::Status::Unanchored
+            },
+            admitted: false,
+            refused_by: None,
+        })
     }
 
     /// Spans that a recorded judgement says contradict the claim.

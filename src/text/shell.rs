@@ -26,6 +26,10 @@
 //!   `xargs [opts]`, whose command gets its paths from standard input: one operand whose value
 //!   is unknown is added (with `-I R`, the words holding R become unknown under their literal
 //!   directory), so a deleting or writing command run by `xargs` hits [`Target::Anything`].
+//! - Run elsewhere: `docker|podman exec [opts] CONTAINER CMD`, `docker compose exec [opts]
+//!   SERVICE CMD`, `kubectl exec ... -- CMD` and `ssh [opts] HOST CMD` are listed as unknown,
+//!   and CMD is also read, from an unknown working directory (its relative paths are
+//!   [`Target::Anything`]; its SQL counts as any SQL).
 //! - Parsed again as lines, at most 16 deep (deeper: unparseable): `$( ... )`, backtick and
 //!   `<( ... )`/`>( ... )` bodies; `sh|bash|zsh|dash|ksh|ash|mksh -c BODY`; such a shell with
 //!   no `-c` and no script when an `echo`/`printf`/`<<<` text is its standard input;
@@ -44,7 +48,8 @@
 //!   everything.
 //! - The command table (see the match in `run`): rm, unlink, rmdir, shred; mv; cp, install,
 //!   rsync; ln; touch, mkdir, truncate; chmod, chown, chgrp; tee; dd; sed -i; perl -i;
-//!   awk/gawk -i inplace; sort -o; uniq IN OUT; find -delete/-exec/-fprint; git (rm, mv, clean,
+//!   awk/gawk -i inplace; sort -o; uniq IN OUT; editors (vi, vim, nvim, nano, emacs, ed, ex,
+//!   code, subl, hx) write their file operands; find -delete/-exec/-fprint; git (rm, mv, clean,
 //!   checkout, restore, reset --hard/--merge, switch -f, push, branch -d/-D, and the other
 //!   subcommands that change no file); psql, mysql, mariadb, sqlite3 with SQL on the line or
 //!   on an `echo`'d standard input; read-only commands (cat, ls, grep, echo, ...). Any other
@@ -1414,6 +1419,11 @@ fn run_subs(w: &Word, cwd: &Cwd, depth: usize, out: &mut Acc) {
     }
 }
 
+/// Reserved words skipped before a command.
+const KEYWORDS: &[&str] = &[
+    "{", "}", "!", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac",
+];
+
 /// Reads one simple command; returns the text it prints when the line tells (echo, printf).
 fn simple(
     src: &[char],
@@ -1423,9 +1433,15 @@ fn simple(
     depth: usize,
     out: &mut Acc,
 ) -> Option<String> {
-    let (first, last) = (toks.first()?, toks.last()?);
+    let last = toks.last()?;
+    // The command's own text, without the keywords (if, then, do, {, ...) before it.
+    let lead = toks
+        .iter()
+        .take_while(|t| matches!(t, Tok::Word(w) if KEYWORDS.contains(&w.text.as_str())))
+        .count();
+    let from = toks.get(lead).or(toks.first()).map_or(0, |t| t.start());
     let text: String = src
-        .get(first.start()..last.end().max(first.start()))
+        .get(from..last.end().max(from))
         .map(|c| c.iter().collect())
         .unwrap_or_default();
     let text = text.trim().to_string();
@@ -1462,8 +1478,7 @@ fn simple(
             continue;
         }
         match w.text.as_str() {
-            "{" | "}" | "!" | "if" | "then" | "else" | "elif" | "fi" | "do" | "done" | "while"
-            | "until" | "esac" => i += 1,
+            k if KEYWORDS.contains(&k) => i += 1,
             "for" | "case" | "select" | "function" | "in" => return None,
             _ => break,
         }
@@ -1618,24 +1633,34 @@ fn command(
     let w = words.get(i)?;
     let mut args: Vec<Word> = words.get(i + 1..).unwrap_or_default().to_vec();
     if let Some(replace) = xargs {
+        let stdin_word = Word::synthetic("<stdin>", true, false);
         match replace.filter(|r| !r.is_empty()) {
             Some(r) => {
                 for a in &mut args {
-                    if let Some(pos) = a.text.find(r.as_str()) {
-                        *a = if pos == 0 {
-                            Word::synthetic(&a.text, true, false)
-                        } else {
-                            Word::synthetic(&a.text.replace(r.as_str(), "/**/"), a.dynamic, true)
-                        };
-                    }
+                    *a = fill(a, &r, &stdin_word);
                 }
             }
-            None => args.push(Word::synthetic("<stdin>", true, false)),
+            None => args.push(stdin_word),
         }
     }
     let here = here.unwrap_or_else(|| cwd.clone());
     let name = base(&w.text).to_string();
     run(&name, &args, cwd, &here, &cx, out)
+}
+
+/// `w` with the placeholder `r` (xargs' `-I R`, find's `{}`) standing for `stand_in`: the
+/// stand-in itself when the word starts with it, else anything under the word's literal
+/// directory before it.
+fn fill(w: &Word, r: &str, stand_in: &Word) -> Word {
+    match w.text.find(r) {
+        None => w.clone(),
+        Some(0) => stand_in.clone(),
+        Some(pos) => {
+            let literal = w.text.get(..pos).unwrap_or("");
+            let dir = literal.get(..literal.rfind('/').map_or(0, |k| k + 1)).unwrap_or("");
+            Word::synthetic(&format!("{dir}**"), w.dynamic, true)
+        }
+    }
 }
 
 /// Runs the command table on one command.
@@ -2258,6 +2283,15 @@ fn relation(e: &str, p: &str) -> Rel {
     if !ea && e_up > 0 && e_up == ec.len() {
         return Rel::Above;
     }
+    if let (false, [only]) = (pa, pc.as_slice()) {
+        if has_glob(only) {
+            // "never delete *.sql": a file name pattern, wherever the file is.
+            return match ec.last() {
+                Some(last) if comp_match(last, only) => Rel::Equal,
+                _ => Rel::Disjoint,
+            };
+        }
+    }
     if ea == pa && e_up == p_up {
         return rel_lists(&ec, &pc);
     }
@@ -2265,7 +2299,12 @@ fn relation(e: &str, p: &str) -> Rel {
         // A path outside the project's frame: the project may be anywhere in it.
         let tail = ec.get(e_up..).unwrap_or_default();
         for s in 0..tail.len() {
-            let r = rel_lists(tail.get(s..).unwrap_or_default(), &pc);
+            let from = tail.get(s..).unwrap_or_default();
+            if from.first() == Some(&"**") {
+                // Anything below an outside directory is not taken for the project.
+                break;
+            }
+            let r = rel_lists(from, &pc);
             if r != Rel::Disjoint {
                 return r;
             }
@@ -2712,16 +2751,7 @@ fn find(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
     for e in &execs {
         for p in &paths {
             let below = Word::synthetic(&format!("{}/**", p.text), p.dynamic, true);
-            let words: Vec<Word> = e
-                .iter()
-                .map(|x| {
-                    if x.text.contains("{}") {
-                        below.clone()
-                    } else {
-                        x.clone()
-                    }
-                })
-                .collect();
+            let words: Vec<Word> = e.iter().map(|x| fill(x, "{}", &below)).collect();
             let mut c = cwd.clone();
             command(&words, &mut c, &Stdin::Tty, cx.text, cx.depth + 1, out);
         }
@@ -4384,6 +4414,46 @@ mod tests {
         let f = forbidden("never rename `.env`");
         assert_eq!(f.paths, vec![".env".to_string()]);
         assert_eq!(f.ops, vec![Op::Move]);
+    }
+
+    #[test]
+    fn commands_run_elsewhere_and_editors() {
+        let p = "never run DROP TABLE on the orders database";
+        refuse(p, "docker exec -it db psql -U app -c 'DROP TABLE orders_old'");
+        refuse(p, "docker compose exec -T db sh -c 'psql -c \"DROP TABLE orders_old\"'");
+        refuse(p, "kubectl exec -it pod-1 -- psql -c 'DROP TABLE orders_old'");
+        admit(p, "docker exec db psql -c 'SELECT 1'");
+        admit(p, "docker ps");
+        let e = "never remove files from /etc";
+        refuse(e, "ssh prod 'rm -rf /etc/nginx'");
+        admit(e, "ssh prod uptime");
+        assert_eq!(parse("docker ps").unknown, vec!["docker ps".to_string()]);
+        let c = "do not edit config/prod.yaml";
+        refuse(c, "vim config/prod.yaml");
+        refuse(c, "nano +10 config/prod.yaml");
+        admit(c, "vim config/dev.yaml");
+    }
+
+    #[test]
+    fn placeholders_and_name_patterns() {
+        refuse(DELETE, "find shop/migrations -exec mv {} /tmp/{} \\;");
+        admit(DELETE, "find shop/other -exec mv {} /tmp/{} \\;");
+        admit(TOUCH, "find shop/migrations -exec cp {} /tmp/backup/{} \\;");
+        refuse(TOUCH, "ls | xargs -I{} cp {} shop/migrations/{}");
+        let p = "never delete *.sql files";
+        refuse(p, "rm db/dump.sql");
+        admit(p, "rm db/dump.py");
+        assert_eq!(parse("if true; then rm x; fi").known, vec!["true".to_string(), "rm x".to_string()]);
+    }
+
+    #[test]
+    fn a_named_directory_is_a_path() {
+        let p = "don't delete the logs directory";
+        assert_eq!(forbidden(p).paths, vec!["logs".to_string()]);
+        refuse(p, "rm -rf logs");
+        refuse(p, "rm logs/app.log");
+        admit(p, "rm -rf tmp");
+        admit(p, "DROP TABLE logs");
     }
 
     #[test]
