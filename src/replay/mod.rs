@@ -869,6 +869,84 @@ pub struct Replay {
     pub boundaries: Vec<Boundary>,
     /// Set when the gap between self and anchored scores grew over the last boundaries.
     pub gap_warning: Option<String>,
+    /// Every action of the stream, in log order, with every check of it.
+    pub actions: Vec<ActionChecks>,
+}
+
+/// An action the agent proposed, and each time the gate judged it.
+#[derive(Debug, Clone)]
+pub struct ActionChecks {
+    /// The action.
+    pub action: Rid,
+    /// Its log index.
+    pub index: u64,
+    /// What the agent meant to do.
+    pub text: String,
+    /// Whether it cannot be undone.
+    pub irreversible: bool,
+    /// Each check, in log order: the first is the action itself, later ones check records.
+    pub checks: Vec<ActionCheck>,
+}
+
+/// One check of an action and its verdict.
+#[derive(Debug, Clone)]
+pub struct ActionCheck {
+    /// The record judged: the action for its first check, a check record after.
+    pub subject: Rid,
+    /// Its log index.
+    pub index: u64,
+    /// Whether the action was admitted; `None` when no verdict was found.
+    pub admitted: Option<bool>,
+    /// (gate, detail) of its verdict.
+    pub findings: Vec<(Gate, String)>,
+}
+
+/// Every action of a stream with its checks, in log order.
+fn actions<R: Read>(read: &R, stream: &str) -> Result<Vec<ActionChecks>> {
+    let mut out = Vec::new();
+    for rid in read.of_kind(Kind::Action)? {
+        let Some(Record::Action(a)) = read.get_trusted(&rid)? else {
+            continue;
+        };
+        if a.stream != stream {
+            continue;
+        }
+        let index = read.index_of(&rid)?.unwrap_or(0);
+        let mut subjects = vec![(index, rid)];
+        for d in read.dependents(&rid)? {
+            if read.kind_of(&d)? == Some(Kind::Check) {
+                subjects.push((read.index_of(&d)?.unwrap_or(0), d));
+            }
+        }
+        subjects.sort();
+        let mut checks = Vec::new();
+        for (at, subject) in subjects {
+            let verdict = match read.verdict_of(&subject)? {
+                Some(v) => match read.get_trusted(&v)? {
+                    Some(Record::Verdict(v)) => Some(v),
+                    _ => None,
+                },
+                None => None,
+            };
+            checks.push(ActionCheck {
+                subject,
+                index: at,
+                admitted: verdict.as_ref().map(|v| v.admitted),
+                findings: (verdict.iter())
+                    .flat_map(|v| v.findings.iter())
+                    .map(|f| (f.gate, f.detail.clone()))
+                    .collect(),
+            });
+        }
+        out.push(ActionChecks {
+            action: rid,
+            index,
+            text: a.text,
+            irreversible: a.irreversible,
+            checks,
+        });
+    }
+    Ok(out)
 }
 
 /// Replays a stream boundary by boundary from its records.
@@ -891,6 +969,7 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
         stream: stream.to_string(),
         boundaries: out,
         gap_warning,
+        actions: actions(read, stream)?,
     })
 }
 
@@ -1038,6 +1117,14 @@ impl Replay {
                 "findings": b.findings.iter().map(|(g, d)| json!({"gate": g, "detail": d})).collect::<Vec<_>>(),
                 "fabrication_rate": b.fabrication_rate, "laundering_rate": b.laundering_rate,
             })).collect::<Vec<_>>(),
+            "actions": self.actions.iter().map(|a| json!({
+                "action": a.action.to_hex(), "index": a.index, "text": a.text, "irreversible": a.irreversible,
+                "checks": a.checks.iter().map(|c| json!({
+                    "subject": c.subject.to_hex(), "index": c.index,
+                    "verdict": match c.admitted { Some(true) => "admitted", Some(false) => "refused", None => "ungated" },
+                    "findings": c.findings.iter().map(|(g, d)| json!({"gate": g, "detail": d})).collect::<Vec<_>>(),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
         })
     }
 
@@ -1088,6 +1175,34 @@ impl Replay {
             }
             for (g, d) in &b.findings {
                 out.push_str(&format!("  {g}: {d}\n"));
+            }
+        }
+        for a in &self.actions {
+            out.push_str(&format!(
+                "\naction {} at log {}{}: {}\n",
+                a.action.short(),
+                a.index,
+                if a.irreversible {
+                    " (irreversible)"
+                } else {
+                    ""
+                },
+                a.text
+            ));
+            for (k, c) in a.checks.iter().enumerate() {
+                let verdict = match c.admitted {
+                    Some(true) => "ADMITTED",
+                    Some(false) => "REFUSED",
+                    None => "UNGATED",
+                };
+                out.push_str(&format!(
+                    "  check {} at log {}: {verdict}\n",
+                    k + 1,
+                    c.index
+                ));
+                for (g, d) in &c.findings {
+                    out.push_str(&format!("    {g}: {d}\n"));
+                }
             }
         }
         if let Some(w) = &self.gap_warning {

@@ -142,6 +142,35 @@ fn refused(r: &Replay) -> String {
     format!("<table id=\"refused\"><thead><tr><th>boundary</th><th>gate</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>")
 }
 
+/// Every action of the stream with each of its checks and the verdict it got.
+fn actions(r: &Replay) -> String {
+    let mut rows = String::new();
+    for a in &r.actions {
+        for (k, c) in a.checks.iter().enumerate() {
+            let (class, verdict) = match c.admitted {
+                Some(true) => ("admitted", "admitted"),
+                Some(false) => ("refused", "refused"),
+                None => ("ungated", "not gated"),
+            };
+            let why: Vec<String> = (c.findings.iter())
+                .map(|(g, d)| format!("<code>{}</code> {}", esc(g.name()), esc(d)))
+                .collect();
+            rows.push_str(&format!(
+                "<tr><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td><span class=\"st {class}\">{verdict}</span></td><td>{}</td></tr>",
+                esc(&a.text),
+                if a.irreversible { " (irreversible)" } else { "" },
+                k + 1,
+                c.index,
+                why.join("<br>")
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return "<p>No action of this stream was checked.</p>".into();
+    }
+    format!("<table id=\"actions\"><thead><tr><th>action</th><th>check</th><th>log index</th><th>verdict</th><th>findings</th></tr></thead><tbody>{rows}</tbody></table>")
+}
+
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:980px;color:#1d232b;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #dde2e8;padding-bottom:4px}
@@ -154,7 +183,7 @@ rect.self{fill:#3b6fd6}rect.anchored{fill:#e8890c}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e6eaee;padding:5px 8px;text-align:left;vertical-align:top}th{font-weight:600;color:#3a434d}
 .claim{cursor:pointer;color:#1f4fb4}.claim:hover{text-decoration:underline}
 .st{font-size:11px;border-radius:3px;padding:1px 5px;margin-left:4px;color:#fff}
-.verified{background:#2e9e5b}.unverified{background:#b7791f}.unanchored{background:#d23c3c}.fabricated{background:#8e2bb8}.ungated,.raw{background:#6b7580}
+.verified,.st.admitted{background:#2e9e5b}.st.refused{background:#d23c3c}.unverified{background:#b7791f}.unanchored{background:#d23c3c}.fabricated{background:#8e2bb8}.ungated,.raw{background:#6b7580}
 #lineage ul{list-style:none;padding-left:18px;border-left:1px dashed #c5ccd3;margin:4px 0}#lineage li{margin:4px 0}
 .hop{font-size:11px;color:#5b6570;text-transform:uppercase;letter-spacing:.03em;margin-right:6px}.span{background:#f3f5f7;border-radius:4px;padding:2px 6px}
 .loss{background:#fdecec;border-left:4px solid #d23c3c;padding:8px 12px;margin:8px 0}
@@ -317,6 +346,8 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
 {chart}
 <h2>Refused compactions</h2>
 {refused}
+<h2>Actions</h2>
+{actions}
 <h2>Claims</h2>
 <p class="sub">Click a claim to see its lineage down to the raw spans.</p>
 <table id="claims"><thead><tr><th>claim</th><th>status</th><th>first loss</th></tr></thead><tbody>{list}</tbody></table>
@@ -331,5 +362,6 @@ pub fn html<R: Read>(read: &R, stream: &str) -> Result<String> {
         timeline = timeline(&r),
         chart = chart(&r),
         refused = refused(&r),
+        actions = actions(&r),
     ))
 }

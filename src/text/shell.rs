@@ -266,7 +266,10 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
             classes.push(Class::Push);
         } else if is_form(w, &["push"]) {
             let forced = prev == "force"
-                || matches!(lw(k + 1), "--force" | "-f" | "--force-with-lease" | "forcefully")
+                || matches!(
+                    lw(k + 1),
+                    "--force" | "-f" | "--force-with-lease" | "forcefully"
+                )
                 || (lw(k + 1) == "with" && lw(k + 2) == "force");
             if forced {
                 forced_push = true;
@@ -372,7 +375,12 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
             j += 1;
         }
         let Some(t) = toks.get(j) else { continue };
-        if t.clean.is_empty() || is_verb(&t.lower) || is_stop(&t.lower) || t.lower.starts_with('-')
+        let used_as_path = lw(k).starts_with("us") && path_at(j);
+        if t.clean.is_empty()
+            || used_as_path
+            || is_verb(&t.lower)
+            || is_stop(&t.lower)
+            || t.lower.starts_with('-')
         {
             continue;
         }
@@ -616,7 +624,10 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
         for u in &parsed.unknown {
             let have = cmd_words(u);
             if want.iter().all(|w| have.contains(w)) {
-                return Some(format!("`{}` runs {c}, which the prohibition names", short(u)));
+                return Some(format!(
+                    "`{}` runs {c}, which the prohibition names",
+                    short(u)
+                ));
             }
         }
         for k in &parsed.known {
@@ -624,11 +635,15 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
             let Some(pos) = have.iter().position(|w| w == first) else {
                 continue;
             };
-            let lead_ok = have.iter().take(pos).all(|w| {
-                PREFIXES.contains(&w.as_str()) || w.starts_with('-') || is_assignment(w)
-            });
+            let lead_ok = have
+                .iter()
+                .take(pos)
+                .all(|w| PREFIXES.contains(&w.as_str()) || w.starts_with('-') || is_assignment(w));
             if lead_ok && want.iter().all(|w| have.contains(w)) {
-                return Some(format!("`{}` runs {c}, which the prohibition names", short(k)));
+                return Some(format!(
+                    "`{}` runs {c}, which the prohibition names",
+                    short(k)
+                ));
             }
         }
     }
@@ -829,7 +844,11 @@ impl Lexer<'_> {
                     out.push(Tok::Sep(Sep::List));
                 }
                 ';' => {
-                    self.i += if matches!(self.at(1), Some(';' | '&')) { 2 } else { 1 };
+                    self.i += if matches!(self.at(1), Some(';' | '&')) {
+                        2
+                    } else {
+                        1
+                    };
                     out.push(Tok::Sep(Sep::List));
                 }
                 '&' => match self.at(1) {
@@ -1504,11 +1523,7 @@ fn command(
     let mut i = 0usize;
     let mut xargs: Option<Option<String>> = None;
     let mut here: Option<Cwd> = None;
-    let cx = Cx {
-        text,
-        depth,
-        stdin,
-    };
+    let cx = Cx { text, depth, stdin };
     loop {
         let w = words.get(i)?;
         if w.dynamic {
@@ -1523,8 +1538,16 @@ fn command(
                     rest,
                     "ugCDhprtUTc",
                     &[
-                        "user", "group", "close-from", "chdir", "host", "prompt", "role", "type",
-                        "other-user", "command-timeout",
+                        "user",
+                        "group",
+                        "close-from",
+                        "chdir",
+                        "host",
+                        "prompt",
+                        "role",
+                        "type",
+                        "other-user",
+                        "command-timeout",
                     ],
                     true,
                 );
@@ -1543,7 +1566,8 @@ fn command(
                             here = Some(cd_to(&base_dir, o.value.as_ref()));
                         }
                         "S" | "split-string" => {
-                            let mut body = o.value.as_ref().map_or(String::new(), |v| v.text.clone());
+                            let mut body =
+                                o.value.as_ref().map_or(String::new(), |v| v.text.clone());
                             for x in rest.get(s.first_operand(rest.len())..).unwrap_or_default() {
                                 body.push(' ');
                                 body.push_str(&x.text);
@@ -1585,10 +1609,16 @@ fn command(
                 s.first_operand(rest.len())
             }
             "nice" => options(rest, "n", &["adjustment"], true).first_operand(rest.len()),
-            "ionice" => options(rest, "cnpPu", &["class", "classdata", "pid", "pgid", "uid"], true)
-                .first_operand(rest.len()),
-            "stdbuf" => options(rest, "ioe", &["input", "output", "error"], true)
-                .first_operand(rest.len()),
+            "ionice" => options(
+                rest,
+                "cnpPu",
+                &["class", "classdata", "pid", "pgid", "uid"],
+                true,
+            )
+            .first_operand(rest.len()),
+            "stdbuf" => {
+                options(rest, "ioe", &["input", "output", "error"], true).first_operand(rest.len())
+            }
             "timeout" => {
                 options(rest, "sk", &["signal", "kill-after"], true).first_operand(rest.len()) + 1
             }
@@ -1610,7 +1640,11 @@ fn command(
                     rest,
                     "ILnPsdaE",
                     &[
-                        "max-args", "max-procs", "delimiter", "arg-file", "max-chars",
+                        "max-args",
+                        "max-procs",
+                        "delimiter",
+                        "arg-file",
+                        "max-chars",
                         "process-slot-var",
                     ],
                     true,
@@ -1657,7 +1691,9 @@ fn fill(w: &Word, r: &str, stand_in: &Word) -> Word {
         Some(0) => stand_in.clone(),
         Some(pos) => {
             let literal = w.text.get(..pos).unwrap_or("");
-            let dir = literal.get(..literal.rfind('/').map_or(0, |k| k + 1)).unwrap_or("");
+            let dir = literal
+                .get(..literal.rfind('/').map_or(0, |k| k + 1))
+                .unwrap_or("");
             Word::synthetic(&format!("{dir}**"), w.dynamic, true)
         }
     }
@@ -1821,7 +1857,12 @@ fn run(
             true
         }
         "uniq" => {
-            let s = options(args, "fsw", &["skip-fields", "skip-chars", "check-chars"], false);
+            let s = options(
+                args,
+                "fsw",
+                &["skip-fields", "skip-chars", "check-chars"],
+                false,
+            );
             if let Some(o) = s.words(args).get(1) {
                 cx.eff(out, Op::Write, here, o);
             }
@@ -1877,7 +1918,11 @@ fn run(
         }
         "vi" | "vim" | "nvim" | "nano" | "emacs" | "ed" | "ex" | "code" | "subl" | "hx" => {
             let s = options(args, "", &[], false);
-            for w in s.words(args).into_iter().filter(|w| !w.text.starts_with('+')) {
+            for w in s
+                .words(args)
+                .into_iter()
+                .filter(|w| !w.text.starts_with('+'))
+            {
                 cx.eff(out, Op::Write, here, w);
             }
             true
@@ -2238,7 +2283,9 @@ enum Rel {
 fn split_path(p: &str) -> (bool, Vec<&str>) {
     (
         p.starts_with('/'),
-        p.split('/').filter(|c| !c.is_empty() && *c != ".").collect(),
+        p.split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect(),
     )
 }
 
@@ -2276,7 +2323,11 @@ fn relation(e: &str, p: &str) -> Rel {
     let (ea, ec) = split_path(e);
     let (pa, pc) = split_path(p);
     if ea && ec.is_empty() {
-        return if pa && pc.is_empty() { Rel::Equal } else { Rel::Above };
+        return if pa && pc.is_empty() {
+            Rel::Equal
+        } else {
+            Rel::Above
+        };
     }
     let e_up = ec.iter().take_while(|c| **c == "..").count();
     let p_up = pc.iter().take_while(|c| **c == "..").count();
@@ -2424,17 +2475,53 @@ fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
         args,
         "eTfBM",
         &[
-            "exclude", "include", "filter", "exclude-from", "include-from", "files-from",
-            "rsync-path", "temp-dir", "backup-dir", "compare-dest", "copy-dest", "link-dest",
-            "chmod", "chown", "usermap", "groupmap", "port", "timeout", "contimeout", "log-file",
-            "password-file", "max-size", "min-size", "bwlimit", "partial-dir", "suffix", "rsh",
-            "out-format", "sockopts", "iconv", "info", "debug", "max-delete", "block-size",
-            "address", "modify-window", "checksum-choice", "compress-choice", "skip-compress",
+            "exclude",
+            "include",
+            "filter",
+            "exclude-from",
+            "include-from",
+            "files-from",
+            "rsync-path",
+            "temp-dir",
+            "backup-dir",
+            "compare-dest",
+            "copy-dest",
+            "link-dest",
+            "chmod",
+            "chown",
+            "usermap",
+            "groupmap",
+            "port",
+            "timeout",
+            "contimeout",
+            "log-file",
+            "password-file",
+            "max-size",
+            "min-size",
+            "bwlimit",
+            "partial-dir",
+            "suffix",
+            "rsh",
+            "out-format",
+            "sockopts",
+            "iconv",
+            "info",
+            "debug",
+            "max-delete",
+            "block-size",
+            "address",
+            "modify-window",
+            "checksum-choice",
+            "compress-choice",
+            "skip-compress",
         ],
         false,
     );
     let recursive = ["r", "a", "recursive", "archive"].iter().any(|n| s.has(n));
-    let delete = s.opts.iter().any(|o| o.name.starts_with("delete") || o.name == "del");
+    let delete = s
+        .opts
+        .iter()
+        .any(|o| o.name.starts_with("delete") || o.name == "del");
     let remove_src = s.has("remove-source-files");
     let (srcs, dest) = split_dest(s.words(args), None);
     if remove_src {
@@ -2760,16 +2847,83 @@ fn find(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
 
 /// git's subcommands that change no file the table tracks.
 const GIT_QUIET: &[&str] = &[
-    "status", "log", "diff", "show", "add", "commit", "fetch", "pull", "merge", "rebase", "stash",
-    "tag", "remote", "config", "blame", "annotate", "grep", "ls-files", "ls-tree", "ls-remote",
-    "rev-parse", "rev-list", "describe", "shortlog", "reflog", "bisect", "cherry-pick", "revert",
-    "init", "clone", "worktree", "submodule", "apply", "am", "format-patch", "help", "version",
-    "archive", "gc", "fsck", "notes", "cherry", "show-ref", "for-each-ref", "cat-file",
-    "whatchanged", "range-diff", "sparse-checkout", "maintenance", "lfs", "blame", "difftool",
-    "mergetool", "request-pull", "send-email", "bundle", "count-objects", "verify-commit",
-    "verify-tag", "name-rev", "var", "check-ignore", "check-attr", "update-index", "write-tree",
-    "commit-tree", "hash-object", "symbolic-ref", "update-ref", "merge-base", "citool", "gui",
-    "instaweb", "prune", "repack", "shell", "credential",
+    "status",
+    "log",
+    "diff",
+    "show",
+    "add",
+    "commit",
+    "fetch",
+    "pull",
+    "merge",
+    "rebase",
+    "stash",
+    "tag",
+    "remote",
+    "config",
+    "blame",
+    "annotate",
+    "grep",
+    "ls-files",
+    "ls-tree",
+    "ls-remote",
+    "rev-parse",
+    "rev-list",
+    "describe",
+    "shortlog",
+    "reflog",
+    "bisect",
+    "cherry-pick",
+    "revert",
+    "init",
+    "clone",
+    "worktree",
+    "submodule",
+    "apply",
+    "am",
+    "format-patch",
+    "help",
+    "version",
+    "archive",
+    "gc",
+    "fsck",
+    "notes",
+    "cherry",
+    "show-ref",
+    "for-each-ref",
+    "cat-file",
+    "whatchanged",
+    "range-diff",
+    "sparse-checkout",
+    "maintenance",
+    "lfs",
+    "blame",
+    "difftool",
+    "mergetool",
+    "request-pull",
+    "send-email",
+    "bundle",
+    "count-objects",
+    "verify-commit",
+    "verify-tag",
+    "name-rev",
+    "var",
+    "check-ignore",
+    "check-attr",
+    "update-index",
+    "write-tree",
+    "commit-tree",
+    "hash-object",
+    "symbolic-ref",
+    "update-ref",
+    "merge-base",
+    "citool",
+    "gui",
+    "instaweb",
+    "prune",
+    "repack",
+    "shell",
+    "credential",
 ];
 
 /// git: the subcommands that delete, move or discard files, push, or delete branches.
@@ -2897,7 +3051,12 @@ fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
 }
 
 fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
-    let s = options(rest, "o", &["push-option", "repo", "receive-pack", "exec"], false);
+    let s = options(
+        rest,
+        "o",
+        &["push-option", "repo", "receive-pack", "exec"],
+        false,
+    );
     if s.has("n") || s.has("dry-run") {
         return;
     }
@@ -3062,8 +3221,16 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
                     k += 1;
                 } else if matches!(
                     t,
-                    "-init" | "-separator" | "-newline" | "-nullvalue" | "-vfs" | "-maxsize"
-                        | "-mmap" | "-lookaside" | "-pagecache" | "-heap"
+                    "-init"
+                        | "-separator"
+                        | "-newline"
+                        | "-nullvalue"
+                        | "-vfs"
+                        | "-maxsize"
+                        | "-mmap"
+                        | "-lookaside"
+                        | "-pagecache"
+                        | "-heap"
                 ) {
                     k += 1;
                 } else if !t.starts_with('-') || w.dynamic {
@@ -3329,7 +3496,10 @@ fn statement(toks: &[String]) -> Stmt {
             }
             let (names, next) = names_at(toks, i);
             if names.is_empty()
-                || !matches!(kw(next), "" | "cascade" | "restrict" | "purge" | "on" | "force")
+                || !matches!(
+                    kw(next),
+                    "" | "cascade" | "restrict" | "purge" | "on" | "force"
+                )
             {
                 return Stmt::NotSql;
             }
@@ -3475,7 +3645,15 @@ const TOUCH_STEMS: &[&str] = &[
 ];
 const MOVE_STEMS: &[&str] = &["mov", "renam"];
 const TABLE_WORDS: &[&str] = &[
-    "table", "tables", "database", "databases", "schema", "schemas", "index", "view", "views",
+    "table",
+    "tables",
+    "database",
+    "databases",
+    "schema",
+    "schemas",
+    "index",
+    "view",
+    "views",
 ];
 
 /// The verb class of prohibition word `w`, given the next word and whether the one after is a
@@ -3531,8 +3709,20 @@ fn is_verb(w: &str) -> bool {
 }
 
 const SQL_NOUNS: &[&str] = &[
-    "table", "tables", "database", "databases", "db", "schema", "schemas", "sql", "row", "rows",
-    "record", "records", "column", "columns",
+    "table",
+    "tables",
+    "database",
+    "databases",
+    "db",
+    "schema",
+    "schemas",
+    "sql",
+    "row",
+    "rows",
+    "record",
+    "records",
+    "column",
+    "columns",
 ];
 const SQL_KEYWORDS: &[&str] = &[
     "drop", "delete", "truncate", "alter", "update", "insert", "select", "from", "where", "if",
@@ -3543,33 +3733,212 @@ const ARTICLES: &[&str] = &[
 ];
 const REMOTES: &[&str] = &["origin", "upstream", "remote", "remotes", "the"];
 const STOP: &[&str] = &[
-    "the", "a", "an", "any", "all", "this", "that", "these", "those", "it", "them", "anything",
-    "everything", "nothing", "something", "without", "with", "before", "after", "until",
-    "unless", "again", "ever", "directly", "on", "in", "to", "from", "into", "onto", "of", "for",
-    "or", "and", "nor", "by", "at", "remote", "origin", "upstream", "branch", "branches",
-    "please", "yet", "now", "today", "anymore", "here", "there", "files", "file", "directory",
-    "directories", "folder", "folders", "changes", "code", "commits", "protected", "other",
-    "another", "current", "every", "default", "shared", "my", "our", "your", "their", "its",
-    "is", "are", "be", "under", "inside", "within", "against", "via", "using", "when", "while",
-    "if", "exists", "not", "never", "no", "do", "don't", "dont", "must", "should",
+    "the",
+    "a",
+    "an",
+    "any",
+    "all",
+    "this",
+    "that",
+    "these",
+    "those",
+    "it",
+    "them",
+    "anything",
+    "everything",
+    "nothing",
+    "something",
+    "without",
+    "with",
+    "before",
+    "after",
+    "until",
+    "unless",
+    "again",
+    "ever",
+    "directly",
+    "on",
+    "in",
+    "to",
+    "from",
+    "into",
+    "onto",
+    "of",
+    "for",
+    "or",
+    "and",
+    "nor",
+    "by",
+    "at",
+    "remote",
+    "origin",
+    "upstream",
+    "branch",
+    "branches",
+    "please",
+    "yet",
+    "now",
+    "today",
+    "anymore",
+    "here",
+    "there",
+    "files",
+    "file",
+    "directory",
+    "directories",
+    "folder",
+    "folders",
+    "changes",
+    "code",
+    "commits",
+    "protected",
+    "other",
+    "another",
+    "current",
+    "every",
+    "default",
+    "shared",
+    "my",
+    "our",
+    "your",
+    "their",
+    "its",
+    "is",
+    "are",
+    "be",
+    "under",
+    "inside",
+    "within",
+    "against",
+    "via",
+    "using",
+    "when",
+    "while",
+    "if",
+    "exists",
+    "not",
+    "never",
+    "no",
+    "do",
+    "don't",
+    "dont",
+    "must",
+    "should",
 ];
 const RUN_WORDS: &[&str] = &[
-    "run", "runs", "running", "execute", "executing", "call", "calling", "use", "using",
-    "invoke", "invoking", "launch",
+    "run",
+    "runs",
+    "running",
+    "execute",
+    "executing",
+    "call",
+    "calling",
+    "use",
+    "using",
+    "invoke",
+    "invoking",
+    "launch",
 ];
 /// Words with a `/` that are not paths.
 const NOT_PATHS: &[&str] = &[
-    "and/or", "either/or", "read/write", "i/o", "n/a", "on/off", "yes/no", "w/", "w/o", "r/w",
-    "true/false", "client/server",
+    "and/or",
+    "either/or",
+    "read/write",
+    "i/o",
+    "n/a",
+    "on/off",
+    "yes/no",
+    "w/",
+    "w/o",
+    "r/w",
+    "true/false",
+    "client/server",
 ];
 const EXTENSIONS: &[&str] = &[
-    "py", "sql", "yaml", "yml", "json", "toml", "rs", "env", "lock", "md", "txt", "cfg", "ini",
-    "conf", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "rb", "java", "c", "h", "cc", "cpp",
-    "hpp", "sh", "bash", "zsh", "csv", "xml", "html", "css", "scss", "log", "db", "sqlite",
-    "sqlite3", "pem", "key", "crt", "tf", "tfvars", "tfstate", "gradle", "kt", "swift", "php",
-    "pl", "ex", "exs", "erl", "hs", "ml", "sbt", "mk", "properties", "plist", "gz", "tgz", "zip",
-    "tar", "bak", "pyc", "ipynb", "vue", "svelte", "proto", "graphql", "dockerfile", "example",
-    "sample", "secret", "secrets", "pub", "cert", "jar", "war", "so", "dll", "exe", "bin",
+    "py",
+    "sql",
+    "yaml",
+    "yml",
+    "json",
+    "toml",
+    "rs",
+    "env",
+    "lock",
+    "md",
+    "txt",
+    "cfg",
+    "ini",
+    "conf",
+    "js",
+    "mjs",
+    "cjs",
+    "ts",
+    "tsx",
+    "jsx",
+    "go",
+    "rb",
+    "java",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "sh",
+    "bash",
+    "zsh",
+    "csv",
+    "xml",
+    "html",
+    "css",
+    "scss",
+    "log",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "pem",
+    "key",
+    "crt",
+    "tf",
+    "tfvars",
+    "tfstate",
+    "gradle",
+    "kt",
+    "swift",
+    "php",
+    "pl",
+    "ex",
+    "exs",
+    "erl",
+    "hs",
+    "ml",
+    "sbt",
+    "mk",
+    "properties",
+    "plist",
+    "gz",
+    "tgz",
+    "zip",
+    "tar",
+    "bak",
+    "pyc",
+    "ipynb",
+    "vue",
+    "svelte",
+    "proto",
+    "graphql",
+    "dockerfile",
+    "example",
+    "sample",
+    "secret",
+    "secrets",
+    "pub",
+    "cert",
+    "jar",
+    "war",
+    "so",
+    "dll",
+    "exe",
+    "bin",
 ];
 const BARE_FILES: &[&str] = &[
     "Makefile",
@@ -3629,7 +3998,10 @@ fn ptok(raw: &str) -> PTok {
 
 fn looks_like_path(t: &str) -> bool {
     let lower = t.to_lowercase();
-    if t.is_empty() || t.starts_with('-') || t.contains("://") || NOT_PATHS.contains(&lower.as_str())
+    if t.is_empty()
+        || t.starts_with('-')
+        || t.contains("://")
+        || NOT_PATHS.contains(&lower.as_str())
     {
         return false;
     }
@@ -3652,8 +4024,7 @@ fn looks_like_path(t: &str) -> bool {
 fn name_like(t: &str) -> bool {
     !t.is_empty()
         && !t.starts_with('-')
-        && t
-            .chars()
+        && t.chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '/' | '.' | '*' | ':' | '@'))
 }
 
@@ -3662,7 +4033,10 @@ fn is_stop(w: &str) -> bool {
 }
 
 fn branch_like(t: &PTok) -> bool {
-    name_like(&t.clean) && !is_stop(&t.lower) && !is_verb(&t.lower) && !ARTICLES.contains(&t.lower.as_str())
+    name_like(&t.clean)
+        && !is_stop(&t.lower)
+        && !is_verb(&t.lower)
+        && !ARTICLES.contains(&t.lower.as_str())
 }
 
 fn table_like(t: &PTok) -> bool {
@@ -3671,7 +4045,10 @@ fn table_like(t: &PTok) -> bool {
         && !is_verb(&t.lower)
         && !SQL_NOUNS.contains(&t.lower.as_str())
         && !SQL_KEYWORDS.contains(&t.lower.as_str())
-        && !matches!(t.lower.as_str(), "production" | "prod" | "live" | "old" | "new")
+        && !matches!(
+            t.lower.as_str(),
+            "production" | "prod" | "live" | "old" | "new"
+        )
 }
 
 fn norm_branch(b: &str) -> String {
@@ -3685,9 +4062,7 @@ fn norm_branch(b: &str) -> String {
 
 fn branch_eq(forbidden: &str, name: &str) -> bool {
     let (f, n) = (norm_branch(forbidden), norm_branch(name));
-    f == n
-        || (has_glob(&f) && fnmatch(&f, &n))
-        || (has_glob(&n) && fnmatch(&n, &f))
+    f == n || (has_glob(&f) && fnmatch(&f, &n)) || (has_glob(&n) && fnmatch(&n, &f))
 }
 
 fn table_eq(forbidden: &str, name: &str) -> bool {
@@ -3752,31 +4127,181 @@ fn cmd_words(t: &str) -> Vec<String> {
 
 /// Prefixes that run the next word as the command.
 const PREFIXES: &[&str] = &[
-    "sudo", "doas", "env", "nohup", "time", "nice", "ionice", "stdbuf", "timeout", "command",
-    "builtin", "exec", "chronic", "unbuffer", "xargs", "watch", "noglob", "nocorrect",
+    "sudo",
+    "doas",
+    "env",
+    "nohup",
+    "time",
+    "nice",
+    "ionice",
+    "stdbuf",
+    "timeout",
+    "command",
+    "builtin",
+    "exec",
+    "chronic",
+    "unbuffer",
+    "xargs",
+    "watch",
+    "noglob",
+    "nocorrect",
 ];
 
 /// Known commands with no effect on the things the gate tracks (their redirections still
 /// count).
 const READ_ONLY: &[&str] = &[
-    "cat", "less", "more", "head", "tail", "ls", "ll", "grep", "egrep", "fgrep", "rg", "ag",
-    "ack", "echo", "printf", "wc", "stat", "diff", "cmp", "pwd", "cd", "test", "[", "[[", "true",
-    "false", ":", "which", "type", "file", "du", "df", "cut", "tr", "jq", "basename", "dirname",
-    "realpath", "readlink", "date", "whoami", "id", "uname", "hostname", "printenv", "export",
-    "unset", "set", "alias", "unalias", "sleep", "wait", "exit", "return", "ps", "top", "tree",
-    "xxd", "hexdump", "od", "strings", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum",
-    "nl", "column", "paste", "join", "comm", "tac", "rev", "fold", "fmt", "expand", "unexpand",
-    "seq", "history", "man", "help", "whereis", "locate", "tput", "clear", "read", "local",
-    "declare", "typeset", "shift", "trap", "sort", "uniq", "find", "sed", "awk", "gawk", "fd",
-    "bat", "env", "sudo", "nproc", "free", "uptime", "lsof", "pgrep", "jobs", "fg", "bg",
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "ls",
+    "ll",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "ack",
+    "echo",
+    "printf",
+    "wc",
+    "stat",
+    "diff",
+    "cmp",
+    "pwd",
+    "cd",
+    "test",
+    "[",
+    "[[",
+    "true",
+    "false",
+    ":",
+    "which",
+    "type",
+    "file",
+    "du",
+    "df",
+    "cut",
+    "tr",
+    "jq",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "date",
+    "whoami",
+    "id",
+    "uname",
+    "hostname",
+    "printenv",
+    "export",
+    "unset",
+    "set",
+    "alias",
+    "unalias",
+    "sleep",
+    "wait",
+    "exit",
+    "return",
+    "ps",
+    "top",
+    "tree",
+    "xxd",
+    "hexdump",
+    "od",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "nl",
+    "column",
+    "paste",
+    "join",
+    "comm",
+    "tac",
+    "rev",
+    "fold",
+    "fmt",
+    "expand",
+    "unexpand",
+    "seq",
+    "history",
+    "man",
+    "help",
+    "whereis",
+    "locate",
+    "tput",
+    "clear",
+    "read",
+    "local",
+    "declare",
+    "typeset",
+    "shift",
+    "trap",
+    "sort",
+    "uniq",
+    "find",
+    "sed",
+    "awk",
+    "gawk",
+    "fd",
+    "bat",
+    "env",
+    "sudo",
+    "nproc",
+    "free",
+    "uptime",
+    "lsof",
+    "pgrep",
+    "jobs",
+    "fg",
+    "bg",
 ];
 
 /// Words that make an unparseable line fail closed.
 const RISKY: &[&str] = &[
-    "rm", "rmdir", "unlink", "shred", "mv", "cp", "dd", "truncate", "tee", "touch", "mkdir",
-    "chmod", "chown", "chgrp", "ln", "install", "rsync", "sed", "perl", "delete", "drop",
-    "alter", "update", "insert", "remove", "clean", "reset", "restore", "checkout", "push",
-    "force", "wipe", "purge", "erase", "destroy", "overwrite", "write", "mkfs", "fdisk",
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "mv",
+    "cp",
+    "dd",
+    "truncate",
+    "tee",
+    "touch",
+    "mkdir",
+    "chmod",
+    "chown",
+    "chgrp",
+    "ln",
+    "install",
+    "rsync",
+    "sed",
+    "perl",
+    "delete",
+    "drop",
+    "alter",
+    "update",
+    "insert",
+    "remove",
+    "clean",
+    "reset",
+    "restore",
+    "checkout",
+    "push",
+    "force",
+    "wipe",
+    "purge",
+    "erase",
+    "destroy",
+    "overwrite",
+    "write",
+    "mkfs",
+    "fdisk",
 ];
 
 fn risky(line: &str) -> bool {
@@ -3945,7 +4470,10 @@ mod tests {
         assert!(has("mv a b", Op::Write, path("b")));
         admit(TOUCH, "mv shop/other/a.py shop/other/b.py");
         // Writing into the parent directory is not a write to the file.
-        admit("do not edit shop/migrations/0029_tmp_backfill.py", "mv /tmp/x.py shop/migrations/");
+        admit(
+            "do not edit shop/migrations/0029_tmp_backfill.py",
+            "mv /tmp/x.py shop/migrations/",
+        );
     }
 
     #[test]
@@ -3969,7 +4497,10 @@ mod tests {
     fn ln_writes_the_link() {
         refuse(TOUCH, "ln -s ../x.py shop/migrations/0031.py");
         refuse(TOUCH, "ln -sf /tmp/a shop/migrations");
-        admit(TOUCH, "ln -s shop/migrations/0029_tmp_backfill.py /tmp/link");
+        admit(
+            TOUCH,
+            "ln -s shop/migrations/0029_tmp_backfill.py /tmp/link",
+        );
     }
 
     #[test]
@@ -3992,18 +4523,36 @@ mod tests {
     #[test]
     fn tee_and_dd_write() {
         refuse(TOUCH, "echo x | tee -a shop/migrations/0031.py");
-        refuse(TOUCH, "dd if=/dev/zero of=shop/migrations/0029_tmp_backfill.py bs=1 count=1");
+        refuse(
+            TOUCH,
+            "dd if=/dev/zero of=shop/migrations/0029_tmp_backfill.py bs=1 count=1",
+        );
         admit(TOUCH, "cat shop/migrations/a.py | tee /tmp/copy.py");
         admit(TOUCH, "dd if=shop/migrations/a.py of=/tmp/a.py");
     }
 
     #[test]
     fn sed_perl_awk_in_place_write() {
-        refuse(TOUCH, "sed -i 's/a/b/' shop/migrations/0029_tmp_backfill.py");
-        refuse(TOUCH, "sed -i.bak -e 's/a/b/' shop/migrations/0029_tmp_backfill.py");
-        refuse(TOUCH, "sed --in-place 's/a/b/' shop/migrations/0029_tmp_backfill.py");
-        refuse(TOUCH, "sed -i '' 's/a/b/' shop/migrations/0029_tmp_backfill.py");
-        refuse(TOUCH, "perl -pi -e 's/a/b/' shop/migrations/0029_tmp_backfill.py");
+        refuse(
+            TOUCH,
+            "sed -i 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+        );
+        refuse(
+            TOUCH,
+            "sed -i.bak -e 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+        );
+        refuse(
+            TOUCH,
+            "sed --in-place 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+        );
+        refuse(
+            TOUCH,
+            "sed -i '' 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+        );
+        refuse(
+            TOUCH,
+            "perl -pi -e 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+        );
         refuse(TOUCH, "gawk -i inplace '{print}' shop/migrations/a.py");
         // Without -i, they only read; and the script is not a path.
         admit(TOUCH, "sed 's/a/b/' shop/migrations/0029_tmp_backfill.py");
@@ -4029,7 +4578,10 @@ mod tests {
         refuse(TOUCH, "find shop -name '*.py' -delete");
         refuse(DELETE, "find shop/migrations -name '*.py' -exec rm {} \\;");
         refuse(DELETE, "find . -type f -exec rm -f {} +");
-        refuse(TOUCH, "find shop/migrations -fprint shop/migrations/list.txt");
+        refuse(
+            TOUCH,
+            "find shop/migrations -fprint shop/migrations/list.txt",
+        );
         admit(TOUCH, "find shop -name '*.py'");
         admit(TOUCH, "find shop/other -delete");
         admit(DELETE, "find shop/other -exec rm {} \\;");
@@ -4043,7 +4595,10 @@ mod tests {
         refuse(DELETE, "git mv shop/migrations/0029_tmp_backfill.py old.py");
         refuse(DELETE, "git clean -fdx");
         refuse(DELETE, "git clean -f shop/migrations");
-        admit(DELETE, "git rm --cached shop/migrations/0029_tmp_backfill.py");
+        admit(
+            DELETE,
+            "git rm --cached shop/migrations/0029_tmp_backfill.py",
+        );
         admit(DELETE, "git rm shop/other.py");
         admit(DELETE, "git clean -n");
         admit(DELETE, "git clean -f shop/other");
@@ -4051,7 +4606,10 @@ mod tests {
 
     #[test]
     fn git_discards() {
-        refuse(DELETE, "git checkout -- shop/migrations/0029_tmp_backfill.py");
+        refuse(
+            DELETE,
+            "git checkout -- shop/migrations/0029_tmp_backfill.py",
+        );
         refuse(DELETE, "git checkout .");
         refuse(DELETE, "git restore shop/migrations/");
         refuse(DELETE, "git reset --hard");
@@ -4059,7 +4617,10 @@ mod tests {
         refuse(TOUCH, "cd shop && git checkout -- migrations");
         admit(DELETE, "git checkout -b feature");
         admit(DELETE, "git checkout main -- shop/other.py");
-        admit(DELETE, "git restore --staged shop/migrations/0029_tmp_backfill.py");
+        admit(
+            DELETE,
+            "git restore --staged shop/migrations/0029_tmp_backfill.py",
+        );
         admit(DELETE, "git reset HEAD~1");
         admit(DELETE, "git status && git diff shop/migrations");
     }
@@ -4182,7 +4743,10 @@ mod tests {
         refuse(DELETE, "cd /tmp && cd - && rm 0029_tmp_backfill.py");
         refuse(DELETE, "git -C shop rm migrations/0029_tmp_backfill.py");
         admit(DELETE, "cd shop/other && rm ./0029_tmp_backfill.py");
-        admit(DELETE, "(cd shop/migrations && ls) && rm 0029_tmp_backfill.py");
+        admit(
+            DELETE,
+            "(cd shop/migrations && ls) && rm 0029_tmp_backfill.py",
+        );
         admit(DELETE, "cd /tmp && rm -rf build");
     }
 
@@ -4212,36 +4776,61 @@ mod tests {
     #[test]
     fn bodies_are_parsed() {
         refuse(DELETE, "sh -c 'rm shop/migrations/0029_tmp_backfill.py'");
-        refuse(DELETE, "bash -lc \"cd shop && rm migrations/0029_tmp_backfill.py\"");
+        refuse(
+            DELETE,
+            "bash -lc \"cd shop && rm migrations/0029_tmp_backfill.py\"",
+        );
         refuse(DELETE, "echo $(rm shop/migrations/0029_tmp_backfill.py)");
         refuse(DELETE, "echo \"`rm shop/migrations/0029_tmp_backfill.py`\"");
         refuse(DELETE, "eval rm shop/migrations/0029_tmp_backfill.py");
-        refuse(DELETE, "echo 'rm shop/migrations/0029_tmp_backfill.py' | sh");
+        refuse(
+            DELETE,
+            "echo 'rm shop/migrations/0029_tmp_backfill.py' | sh",
+        );
         refuse(DELETE, "diff <(rm shop/migrations/0029_tmp_backfill.py) b");
-        refuse(DELETE, "su -c 'rm shop/migrations/0029_tmp_backfill.py' root");
-        refuse(DELETE, "sudo sh -c 'sh -c \"rm shop/migrations/0029_tmp_backfill.py\"'");
+        refuse(
+            DELETE,
+            "su -c 'rm shop/migrations/0029_tmp_backfill.py' root",
+        );
+        refuse(
+            DELETE,
+            "sudo sh -c 'sh -c \"rm shop/migrations/0029_tmp_backfill.py\"'",
+        );
         admit(DELETE, "sh -c 'ls shop/migrations'");
         admit(DELETE, "echo $(ls shop/migrations)");
     }
 
     #[test]
     fn normalisation_and_globs() {
-        refuse(DELETE, "rm shop//migrations/../migrations/./0029_tmp_backfill.py");
+        refuse(
+            DELETE,
+            "rm shop//migrations/../migrations/./0029_tmp_backfill.py",
+        );
         refuse(DELETE, "rm shop/migrations/*.py");
         refuse(DELETE, "rm -rf shop/*");
         refuse(DELETE, "rm shop/migrations/0029_*");
         refuse(DELETE, "rm shop/migrations/{0029_tmp_backfill,0030_x}.py");
-        refuse(DELETE, "rm /work/project/shop/migrations/0029_tmp_backfill.py");
+        refuse(
+            DELETE,
+            "rm /work/project/shop/migrations/0029_tmp_backfill.py",
+        );
         refuse(DELETE, "rm -rf ..");
         refuse(DELETE, "rm -rf /");
         admit(DELETE, "rm shop/migrations/*.sql");
         admit(DELETE, "rm shop/migrations/sub/*.py");
         admit(DELETE, "rm shop/../other/migrations/0029_tmp_backfill.py");
-        assert_eq!(normalise("", "shop//migrations/../migrations/./a.py"), "shop/migrations/a.py");
+        assert_eq!(
+            normalise("", "shop//migrations/../migrations/./a.py"),
+            "shop/migrations/a.py"
+        );
         assert_eq!(normalise("shop", "../.."), "..");
         assert_eq!(normalise("", "/a/../../b/"), "/b");
         assert_eq!(normalise("", "./"), ".");
-        assert!(has("rm shop/migrations/*.py", Op::Delete, Target::Glob("shop/migrations/*.py".into())));
+        assert!(has(
+            "rm shop/migrations/*.py",
+            Op::Delete,
+            Target::Glob("shop/migrations/*.py".into())
+        ));
     }
 
     #[test]
@@ -4265,10 +4854,16 @@ mod tests {
         let f = forbidden("don't run makemigrations");
         assert_eq!(f.commands, vec!["makemigrations".to_string()]);
         assert!(f.ops.is_empty());
-        refuse("don't run makemigrations", "python manage.py makemigrations shop");
+        refuse(
+            "don't run makemigrations",
+            "python manage.py makemigrations shop",
+        );
         admit("don't run makemigrations", "python manage.py migrate");
         admit("don't run makemigrations", "echo makemigrations");
-        refuse("never run `terraform apply`", "cd infra && terraform apply -auto-approve");
+        refuse(
+            "never run `terraform apply`",
+            "cd infra && terraform apply -auto-approve",
+        );
         admit("never run `terraform apply`", "terraform plan");
         refuse("never run git rebase", "git rebase -i HEAD~3");
         admit("never run git rebase", "git status");
@@ -4379,9 +4974,137 @@ mod tests {
     }
 
     #[test]
+    fn read_only_commands_have_no_effect() {
+        for line in [
+            "cat shop/migrations/0029_tmp_backfill.py",
+            "less shop/migrations/0029_tmp_backfill.py",
+            "head -n 5 shop/migrations/*.py | wc -l",
+            "ls -la shop/migrations/ && pwd",
+            "grep -rn backfill shop/migrations/",
+            "rg -l DROP shop/migrations",
+            "stat shop/migrations/0029_tmp_backfill.py",
+            "diff shop/migrations/a.py shop/migrations/b.py",
+            "git log -- shop/migrations && git diff && git show HEAD:shop/migrations/a.py",
+            "awk '{print $1}' shop/migrations/a.py | sort | uniq -c",
+            "test -f shop/migrations/a.py && echo yes",
+            "du -sh shop/migrations; df -h",
+        ] {
+            let parsed = parse(line);
+            assert!(parsed.effects.is_empty(), "{line}: {:?}", parsed.effects);
+            assert!(parsed.unknown.is_empty(), "{line}: {:?}", parsed.unknown);
+            admit(TOUCH, line);
+        }
+        // Interpreters and build tools are unknown, not read-only.
+        for line in [
+            "python -c 'print(1)'",
+            "make clean",
+            "npm run build",
+            "cargo test",
+        ] {
+            assert_eq!(parse(line).unknown, vec![line.to_string()]);
+        }
+    }
+
+    #[test]
+    fn nesting_is_depth_limited() {
+        let nested = |n: usize| {
+            format!(
+                "echo {}rm shop/migrations/0029_tmp_backfill.py{}",
+                "$(".repeat(n),
+                ")".repeat(n)
+            )
+        };
+        refuse(DELETE, &nested(10));
+        assert!(!parse(&nested(10)).unparseable);
+        assert!(parse(&nested(MAX_DEPTH + 1)).unparseable);
+        // Too deep and risky: refused all the same.
+        refuse(DELETE, &nested(40));
+    }
+
+    #[test]
+    fn random_lines_do_not_panic() {
+        let alphabet: Vec<char> = "rm -f$(){}[]*?'\"`\\;|&<>~=/.\n\t#ab0 é🚀\0"
+            .chars()
+            .collect();
+        let words = [
+            "rm",
+            "sudo",
+            "xargs",
+            "find",
+            "-exec",
+            "{}",
+            ";",
+            "sh",
+            "-c",
+            "git",
+            "push",
+            "cd",
+            "..",
+            "/",
+            "*",
+            "$(",
+            ")",
+            "`",
+            "'",
+            "eval",
+            "env",
+            "-S",
+            "psql",
+            "DROP TABLE",
+            "mv",
+            "-t",
+            "sed",
+            "-i",
+            "|",
+            "&&",
+            ">",
+            "<<<",
+            "2>&1",
+            "--",
+            "shop/migrations",
+        ];
+        let fs = [
+            forbidden(TOUCH),
+            forbidden("do not push to main"),
+            forbidden("never drop tables"),
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % 1_000_003).unwrap_or(0)
+        };
+        for _ in 0..3000 {
+            let mut line = String::new();
+            for _ in 0..next() % 30 {
+                if next() % 2 == 0 {
+                    line.push(
+                        alphabet
+                            .get(next() % alphabet.len())
+                            .copied()
+                            .unwrap_or('x'),
+                    );
+                } else {
+                    line.push_str(words.get(next() % words.len()).copied().unwrap_or("x"));
+                    line.push(' ');
+                }
+            }
+            let parsed = parse(&line);
+            for f in &fs {
+                let _ = violation(f, &parsed);
+            }
+            let _ = forbidden(&line);
+        }
+    }
+
+    #[test]
     fn prohibitions_are_read() {
         let f = forbidden(DELETE);
-        assert_eq!(f.paths, vec!["shop/migrations/0029_tmp_backfill.py".to_string()]);
+        assert_eq!(
+            f.paths,
+            vec!["shop/migrations/0029_tmp_backfill.py".to_string()]
+        );
         assert!(f.ops.contains(&Op::Delete) && !f.ops.contains(&Op::Write));
         assert!(!f.ops.contains(&Op::SqlDelete));
         let f = forbidden(TOUCH);
@@ -4396,7 +5119,10 @@ mod tests {
         let f = forbidden("never drop tables");
         assert_eq!(f.ops, vec![Op::SqlDrop]);
         let f = forbidden("do not push to main");
-        assert_eq!((f.ops.clone(), f.branches.clone(), f.force_only), (vec![Op::Push], vec!["main".to_string()], false));
+        assert_eq!(
+            (f.ops.clone(), f.branches.clone(), f.force_only),
+            (vec![Op::Push], vec!["main".to_string()], false)
+        );
         let f = forbidden("never force-push");
         assert_eq!((f.ops.clone(), f.force_only), (vec![Op::Push], true));
         let f = forbidden("do not edit config/prod.yaml.");
@@ -4411,6 +5137,12 @@ mod tests {
         let f = forbidden("do not push to the release/2.0 branch");
         assert_eq!(f.branches, vec!["release/2.0".to_string()]);
         assert!(f.paths.is_empty());
+        let f = forbidden("never run ./deploy.sh");
+        assert_eq!(f.commands, vec!["./deploy.sh".to_string()]);
+        refuse("never run ./deploy.sh", "bash -c './deploy.sh --prod'");
+        let f = forbidden("don't use config/prod.yaml in tests");
+        assert!(f.commands.is_empty());
+        assert_eq!(f.paths, vec!["config/prod.yaml".to_string()]);
         let f = forbidden("never rename `.env`");
         assert_eq!(f.paths, vec![".env".to_string()]);
         assert_eq!(f.ops, vec![Op::Move]);
@@ -4419,9 +5151,18 @@ mod tests {
     #[test]
     fn commands_run_elsewhere_and_editors() {
         let p = "never run DROP TABLE on the orders database";
-        refuse(p, "docker exec -it db psql -U app -c 'DROP TABLE orders_old'");
-        refuse(p, "docker compose exec -T db sh -c 'psql -c \"DROP TABLE orders_old\"'");
-        refuse(p, "kubectl exec -it pod-1 -- psql -c 'DROP TABLE orders_old'");
+        refuse(
+            p,
+            "docker exec -it db psql -U app -c 'DROP TABLE orders_old'",
+        );
+        refuse(
+            p,
+            "docker compose exec -T db sh -c 'psql -c \"DROP TABLE orders_old\"'",
+        );
+        refuse(
+            p,
+            "kubectl exec -it pod-1 -- psql -c 'DROP TABLE orders_old'",
+        );
         admit(p, "docker exec db psql -c 'SELECT 1'");
         admit(p, "docker ps");
         let e = "never remove files from /etc";
@@ -4443,7 +5184,10 @@ mod tests {
         let p = "never delete *.sql files";
         refuse(p, "rm db/dump.sql");
         admit(p, "rm db/dump.py");
-        assert_eq!(parse("if true; then rm x; fi").known, vec!["true".to_string(), "rm x".to_string()]);
+        assert_eq!(
+            parse("if true; then rm x; fi").known,
+            vec!["true".to_string(), "rm x".to_string()]
+        );
     }
 
     #[test]

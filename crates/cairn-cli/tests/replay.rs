@@ -573,3 +573,44 @@ fn recall_finds_the_port_with_its_standing_and_the_evicted_hedge() {
         stderr(&o)
     );
 }
+
+/// Issue 22, row 14: replay and the report show actions and each of their checks.
+#[test]
+fn replay_and_report_show_actions_and_each_check() {
+    let t = Tmp::new();
+    demo(&t);
+    let v = json(&t.cairn(&["replay", "migration", "--json"], None));
+    let actions = v["actions"].as_array().expect("actions in the replay");
+    let drop = actions
+        .iter()
+        .find(|a| a["text"] == "DROP TABLE orders_old")
+        .expect("the refused DROP TABLE is shown");
+    assert_eq!(drop["checks"][0]["verdict"], "refused");
+    assert_eq!(
+        drop["checks"][0]["findings"][0]["gate"],
+        "prohibited-action"
+    );
+    // A second check, after the stream changed, is shown as its own event.
+    let pin = r#"{"kind":"pin","stream":"migration","name":"more","items":[{"class":"prohibition","text":"never truncate orders_old"}]}
+{"kind":"action","stream":"migration","text":"DROP TABLE orders_old","irreversible":true,"relies_on":["aaa4a52cfabe81c2736b1b9be87fdb7350b3cca0814c19f63fa77cf81796be2b"]}
+"#;
+    let f = t.file("again.jsonl", pin.as_bytes());
+    let o = t.cairn(&["ingest", f.to_str().unwrap()], None);
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let text = stdout(&t.cairn(&["replay", "migration"], None));
+    assert!(
+        text.contains("action c6f2ac89e4bd") && text.contains("check 2 at log"),
+        "{text}"
+    );
+    let out = t.dir.path().join("m.html");
+    let o = t.cairn(&["report", "migration", "-o", out.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("<table id=\"actions\">") && html.contains("DROP TABLE orders_old"));
+    // Near miss: a stream without actions says so.
+    let o = t.cairn(&["report", "staging", "-o", out.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("No action of this stream was checked"));
+}
