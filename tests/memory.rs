@@ -152,3 +152,50 @@ fn recall_index_is_rebuilt_by_verify_and_matches_one_batch_or_many() {
     let b = cairn::memory::recall(&many, q, None, 5).unwrap();
     assert_eq!(a.hits, b.hits);
 }
+
+/// Issue 22, row 15: a tight budget drops decision-relevant turns last and names them, and
+/// one oversized turn is cut with a marker instead of emptying the context.
+#[test]
+fn decision_relevant_turns_are_dropped_last_and_an_oversized_turn_is_cut() {
+    use cairn::record::{Role, Span};
+    let ledger = cairn::Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let mut turn = |n: u64, role: Role, text: String| {
+        b.append(Span {
+            stream: "m".into(),
+            turn: n,
+            role,
+            tool: None,
+            text,
+        })
+        .unwrap();
+    };
+    turn(0, Role::User, "Never run DROP TABLE on the orders database.".into());
+    for n in 1..40 {
+        turn(n, Role::Assistant, format!("I looked at module m{n} and it parses section {n} of the config."));
+    }
+    turn(40, Role::Tool, "row ".repeat(75_000));
+    b.commit().unwrap();
+    let snap = ledger.snapshot().unwrap();
+
+    let c = cairn::memory::context(&snap, "m", 100).unwrap();
+    assert!(c.used <= 100, "{} tokens", c.used);
+    // The rule at turn 0 is kept; the oversized tool output is cut, not dropped with all
+    // before it.
+    let turns: Vec<u64> = c.spans.iter().map(|s| s.turn).collect();
+    assert!(turns.contains(&0), "{turns:?}");
+    let big = c.spans.iter().find(|s| s.turn == 40).expect("the big turn, cut");
+    assert_eq!(big.truncated, Some(300_000));
+    assert!(big.text.contains("cut: ") && big.text.len() < 1000);
+    assert!(c.dropped_decision_turns.is_empty());
+
+    // Past what even the rule fits in, it is dropped last and named.
+    let tiny = cairn::memory::context(&snap, "m", 10).unwrap();
+    assert_eq!(tiny.dropped_decision_turns, vec![0]);
+    assert!(tiny.to_text().contains("decision-relevant items"));
+    // Near miss: a budget that holds everything cuts nothing and drops nothing.
+    let all = cairn::memory::context(&snap, "m", 1_000_000).unwrap();
+    assert_eq!(all.spans.len(), 41);
+    assert!(all.spans.iter().all(|s| s.truncated.is_none()));
+    assert_eq!((all.dropped_spans, all.dropped_decision_turns.len()), (0, 0));
+}

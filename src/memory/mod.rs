@@ -66,8 +66,11 @@ pub struct SpanLine {
     pub turn: u64,
     /// Who spoke.
     pub role: Role,
-    /// What was said.
+    /// What was said; cut with a marker when the turn alone would take more than its share
+    /// of the budget.
     pub text: String,
+    /// When the text was cut: the turn's whole length, in characters.
+    pub truncated: Option<usize>,
 }
 
 /// What an agent should see of a stream on its next turn, within a token budget.
@@ -93,13 +96,18 @@ pub struct Context {
     pub spans: Vec<SpanLine>,
     /// Spans of the window left out for the budget.
     pub dropped_spans: u64,
+    /// The turns among them that hold decision-relevant items (prohibitions, commitments,
+    /// failed attempts...): they are dropped last, and named when they are.
+    pub dropped_decision_turns: Vec<u64>,
 }
 
 /// What `stream`'s agent should see next, within `budget` tokens: pins (never dropped), then
 /// the head summary's claims in order, then the window's spans newest first. When the budget
-/// runs short, spans go first (the oldest of them), then claims (the last of them); a part
-/// that does not fit is left out whole, never cut. A stream the ledger does not hold gives an
-/// empty context.
+/// runs short, spans go first, then claims (the last of them). Among spans, those holding
+/// decision-relevant items are kept first and dropped last (and the dropped ones are named),
+/// then the others newest first; a span longer than a quarter of the budget left for spans is
+/// cut to that, with a marker, rather than pushing out every older one. A claim that does not
+/// fit is left out whole. A stream the ledger does not hold gives an empty context.
 pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context> {
     let mut used = 0;
     let mut pins = Vec::new();
@@ -164,30 +172,51 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
             });
         }
     }
-    let mut spans = Vec::new();
-    // Spans give way to claims: once a claim is left out, so is every span.
-    let mut full = dropped_claims > 0;
-    read.window_newest_first(stream, |turn, rid| {
-        if full {
-            return Ok(false);
-        }
-        if let Some(Record::Span(s)) = read.get(&rid)? {
-            let cost = tokens(&s.text);
-            if used + cost > budget {
-                full = true;
-                return Ok(false);
-            }
-            used += cost;
-            spans.push(SpanLine {
-                rid,
-                turn,
-                role: s.role,
-                text: s.text,
-            });
-        }
-        Ok(true)
-    })?;
     let window = state.spans.saturating_sub(state.evicted);
+    let mut spans = Vec::new();
+    let mut dropped_decision_turns = Vec::new();
+    // Spans give way to claims: once a claim is left out, so is every span.
+    if dropped_claims == 0 {
+        let left = budget.saturating_sub(used);
+        let cap = (left / SPAN_SHARE).max(MIN_SPAN_TOKENS);
+        let mut taken = std::collections::HashSet::new();
+        // Turns that hold decision-relevant items go in first, newest first, and are dropped
+        // last: a prohibition said at turn 0 outlives the chatter after it.
+        let mut relevant: Vec<(u64, Rid)> = (read.items(stream)?.into_iter())
+            .map(|i| (i.turn, i.span))
+            .collect();
+        relevant.dedup();
+        relevant.reverse();
+        for (turn, rid) in relevant {
+            if read.evicted_by(&rid)?.is_some() {
+                continue;
+            }
+            match fitted(read, rid, turn, cap, budget.saturating_sub(used))? {
+                Some((line, cost)) => {
+                    used += cost;
+                    taken.insert(rid);
+                    spans.push(line);
+                }
+                None => dropped_decision_turns.push(turn),
+            }
+        }
+        dropped_decision_turns.sort_unstable();
+        // Then the other turns of the window, newest first, while they fit.
+        read.window_newest_first(stream, |turn, rid| {
+            if taken.contains(&rid) {
+                return Ok(true);
+            }
+            match fitted(read, rid, turn, cap, budget.saturating_sub(used))? {
+                Some((line, cost)) => {
+                    used += cost;
+                    spans.push(line);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })?;
+        spans.sort_by(|a, b| b.turn.cmp(&a.turn));
+    }
     Ok(Context {
         stream: stream.to_string(),
         budget,
@@ -198,15 +227,68 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
         claims,
         dropped_claims,
         dropped_spans: window.saturating_sub(spans.len() as u64),
+        dropped_decision_turns,
         spans,
     })
 }
+
+/// At most this share of the budget left for turns goes to one turn: a longer turn is cut
+/// (with a marker), so one 300 KB tool output cannot push every older turn out.
+pub const SPAN_SHARE: usize = 4;
+
+/// The fewest tokens a turn is given before it is cut, whatever the budget.
+pub const MIN_SPAN_TOKENS: usize = 32;
+
+/// A span as a context line within `cap` tokens (cut with a marker past it) if that fits in
+/// `left`, with its cost; `None` when it does not fit.
+fn fitted<R: Read>(
+    read: &R,
+    rid: Rid,
+    turn: u64,
+    cap: usize,
+    left: usize,
+) -> Result<Option<(SpanLine, usize)>> {
+    let Some(Record::Span(s)) = read.get(&rid)? else {
+        return Ok(None);
+    };
+    let chars = s.text.chars().count();
+    let (text, truncated) = if tokens(&s.text) <= cap {
+        (s.text, None)
+    } else {
+        // Room for the marker, then as many characters as the cap leaves.
+        let keep = cap.saturating_sub(ENTRY_TOKENS + MARKER_TOKENS) * 4;
+        let head: String = s.text.chars().take(keep).collect();
+        let shown = head.chars().count();
+        (
+            format!("{head} [... cut: {shown} of {chars} characters shown; the whole turn is in the ledger]"),
+            Some(chars),
+        )
+    };
+    let cost = tokens(&text);
+    if cost > left {
+        return Ok(None);
+    }
+    Ok(Some((
+        SpanLine {
+            rid,
+            turn,
+            role: s.role,
+            text,
+            truncated,
+        },
+        cost,
+    )))
+}
+
+/// The tokens the cut marker takes.
+const MARKER_TOKENS: usize = 24;
 
 impl Context {
     /// The context as a JSON object: `stream`, `budget`, `used`, `over_budget`, `pins`
     /// (`pin`, `class`, `text`, `witness`), `head`, `claims` (`rid`, `text`, `status`,
     /// `origin`, `flags`, `witnesses`), `dropped_claims`, `spans` (`rid`, `turn`, `role`,
-    /// `text`, newest first) and `dropped_spans`. Rids are full hex.
+    /// `text`, newest first, and `truncated`, the whole length, when the text was cut),
+    /// `dropped_spans` and `dropped_decision_turns`. Rids are full hex.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         json!({
@@ -226,10 +308,17 @@ impl Context {
                 "witnesses": c.witnesses.iter().map(|w| w.to_hex()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "dropped_claims": self.dropped_claims,
-            "spans": self.spans.iter().map(|s| json!({
-                "rid": s.rid.to_hex(), "turn": s.turn, "role": s.role.name(), "text": s.text,
-            })).collect::<Vec<_>>(),
+            "spans": self.spans.iter().map(|s| {
+                let mut v = json!({
+                    "rid": s.rid.to_hex(), "turn": s.turn, "role": s.role.name(), "text": s.text,
+                });
+                if let Some(n) = s.truncated {
+                    v["truncated"] = json!(n);
+                }
+                v
+            }).collect::<Vec<_>>(),
             "dropped_spans": self.dropped_spans,
+            "dropped_decision_turns": self.dropped_decision_turns,
         })
     }
 
@@ -279,6 +368,16 @@ impl Context {
                 out,
                 "left out for the budget: {} of the head's claims, {} of the window's turns",
                 self.dropped_claims, self.dropped_spans
+            );
+        }
+        if !self.dropped_decision_turns.is_empty() {
+            let turns: Vec<String> = (self.dropped_decision_turns.iter())
+                .map(u64::to_string)
+                .collect();
+            let _ = writeln!(
+                out,
+                "among them turns holding decision-relevant items (rules, commitments, failed attempts): {}; raise the budget, or pin them",
+                turns.join(", ")
             );
         }
         out
