@@ -108,3 +108,81 @@ fn a_check_record_cannot_be_appended_by_hand() {
     let e = b.append(Record::Check(forged)).unwrap_err();
     assert!(e.to_string().contains("gated by construction"), "{e}");
 }
+
+/// Whether `command` is refused for `prohibited-action` under a stream pinned with `rule`.
+fn refused_under(rule: &str, command: &str) -> bool {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let line =
+        serde_json::json!({"kind": "action", "stream": "a", "text": command, "irreversible": true});
+    let out = apply(&ledger, &gate, &format!("{TURNS}{}\n{line}", pin(rule)));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    o.findings
+        .iter()
+        .any(|f| f.gate == cairn::record::Gate::ProhibitedAction)
+}
+
+#[test]
+fn the_action_gate_reads_shell_commands_not_words() {
+    let dir = "do not touch anything under shop/migrations/";
+    for refused in [
+        "rm shop/migrations/0029_tmp_backfill.py",
+        "rm -rf shop/migrations/",
+        "touch shop/migrations/0031_fix.py",
+        "unlink shop/migrations/0029_tmp_backfill.py",
+        "cd shop && rm migrations/0029_tmp_backfill.py",
+        "sudo sh -c 'rm ./shop//migrations/../migrations/0029_tmp_backfill.py'",
+        "echo x > shop/migrations/0031_fix.py",
+        "find shop -name '*.py' -delete",
+        "git checkout -- shop/migrations",
+        "rm 'shop/migrations/unclosed",
+    ] {
+        assert!(refused_under(dir, refused), "should be refused: {refused}");
+    }
+    for admitted in [
+        "cat shop/migrations/0029_tmp_backfill.py",
+        "ls shop/migrations/",
+        "rm shop/models/old.py",
+        "python manage.py makemigrations shop",
+    ] {
+        assert!(
+            !refused_under(dir, admitted),
+            "should be admitted: {admitted}"
+        );
+    }
+    let file = "never delete shop/migrations/0029_tmp_backfill.py";
+    for refused in [
+        "unlink shop/migrations/0029_tmp_backfill.py",
+        "rm -rf shop/migrations/",
+        "git rm shop/migrations/0029_tmp_backfill.py",
+    ] {
+        assert!(refused_under(file, refused), "should be refused: {refused}");
+    }
+    assert!(!refused_under(
+        file,
+        "cat shop/migrations/0029_tmp_backfill.py"
+    ));
+    assert!(!refused_under(file, "rm shop/migrations/0030_other.py"));
+
+    let push = "do not push to main";
+    assert!(refused_under(push, "git push origin main"));
+    assert!(refused_under(push, "git push -f origin HEAD:main"));
+    assert!(!refused_under(push, "git push origin feature/login"));
+
+    let drop = "never drop tables";
+    assert!(refused_under(drop, "psql -c 'DROP TABLE orders_old'"));
+    assert!(!refused_under(
+        drop,
+        "psql -c 'SELECT count(*) FROM orders_old'"
+    ));
+
+    // A prohibition that names a command whose effect the line cannot tell.
+    assert!(refused_under(
+        "don't run makemigrations",
+        "python manage.py makemigrations shop"
+    ));
+    assert!(!refused_under(
+        "don't run makemigrations",
+        "python manage.py migrate"
+    ));
+}

@@ -170,9 +170,17 @@ fn decision_relevant_turns_are_dropped_last_and_an_oversized_turn_is_cut() {
         })
         .unwrap();
     };
-    turn(0, Role::User, "Never run DROP TABLE on the orders database.".into());
+    turn(
+        0,
+        Role::User,
+        "Never run DROP TABLE on the orders database.".into(),
+    );
     for n in 1..40 {
-        turn(n, Role::Assistant, format!("I looked at module m{n} and it parses section {n} of the config."));
+        turn(
+            n,
+            Role::Assistant,
+            format!("I looked at module m{n} and it parses section {n} of the config."),
+        );
     }
     turn(40, Role::Tool, "row ".repeat(75_000));
     b.commit().unwrap();
@@ -184,7 +192,11 @@ fn decision_relevant_turns_are_dropped_last_and_an_oversized_turn_is_cut() {
     // before it.
     let turns: Vec<u64> = c.spans.iter().map(|s| s.turn).collect();
     assert!(turns.contains(&0), "{turns:?}");
-    let big = c.spans.iter().find(|s| s.turn == 40).expect("the big turn, cut");
+    let big = c
+        .spans
+        .iter()
+        .find(|s| s.turn == 40)
+        .expect("the big turn, cut");
     assert_eq!(big.truncated, Some(300_000));
     assert!(big.text.contains("cut: ") && big.text.len() < 1000);
     assert!(c.dropped_decision_turns.is_empty());
@@ -197,5 +209,8 @@ fn decision_relevant_turns_are_dropped_last_and_an_oversized_turn_is_cut() {
     let all = cairn::memory::context(&snap, "m", 1_000_000).unwrap();
     assert_eq!(all.spans.len(), 41);
     assert!(all.spans.iter().all(|s| s.truncated.is_none()));
-    assert_eq!((all.dropped_spans, all.dropped_decision_turns.len()), (0, 0));
+    assert_eq!(
+        (all.dropped_spans, all.dropped_decision_turns.len()),
+        (0, 0)
+    );
 }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::record::{Pin, PinItem, Record, Rid};
 use crate::store::{Item, Read};
-use crate::text::content;
+use crate::text::{content, shell};
 use std::collections::HashSet;
 
 /// Every pinned item of a stream, with its pin's name.
@@ -111,9 +111,31 @@ fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
     !want.is_empty() && share_met(&want, &content(text)) >= share
 }
 
-/// Whether an action does what a prohibition forbids: the forbidden deed (its first key word,
-/// or a verb that does the same) is in the action, and most of the prohibition's words are.
-pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> bool {
+/// How an action does what a prohibition forbids, or `None`. The action is read as a shell
+/// command line (`text::shell`): a command of the table whose effect the prohibition forbids
+/// matches, and a line that cannot be parsed but holds a deleting or writing verb matches any
+/// prohibition of such deeds (fail closed). A command whose effect the line does not tell
+/// (`pip install ...`, prose) matches when the prohibition's words do: its forbidden deed
+/// (first key word, or a verb that does the same) and at least `share` of its key words. A
+/// prohibition that names no deed the table knows is matched by words alone.
+pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> Option<String> {
+    let forbidden = shell::forbidden(prohibition);
+    let parsed = shell::parse(action);
+    if !forbidden.is_empty() {
+        if let Some(how) = shell::violation(&forbidden, &parsed) {
+            return Some(how);
+        }
+        return (parsed.unknown.iter())
+            .find(|command| words_match(prohibition, command, share))
+            .map(|command| format!("`{command}` says what the prohibition forbids"));
+    }
+    words_match(prohibition, action, share).then(|| "it names the forbidden deed".to_string())
+}
+
+/// Whether an action's words do what a prohibition forbids: the forbidden deed (its first key
+/// word, or a verb that does the same) is in the action, and most of the prohibition's words
+/// are.
+fn words_match(prohibition: &str, action: &str, share: f64) -> bool {
     let want = key_words(prohibition);
     let have: Vec<String> = content(action);
     want.first().is_some_and(|deed| meets(deed, &have))

@@ -465,17 +465,17 @@ pub(crate) fn prohibited_action(
     (pin, item): (&str, &PinItem),
     policy: &Policy,
 ) -> Option<Finding> {
-    let matches = item.class == PinClass::Prohibition
-        && super::pins::prohibits(&item.text, &action.text, policy.prohibition_match);
-    matches.then(|| {
-        finding(
-            Gate::ProhibitedAction,
-            rid,
-            format!(
-                "action {} matches pinned prohibition {} (pin {pin}); refused",
-                quote(&action.text),
-                quote(&item.text)
-            ),
-        )
-    })
+    if item.class != PinClass::Prohibition {
+        return None;
+    }
+    let how = super::pins::prohibits(&item.text, &action.text, policy.prohibition_match)?;
+    Some(finding(
+        Gate::ProhibitedAction,
+        rid,
+        format!(
+            "action {} matches pinned prohibition {} (pin {pin}): {how}; refused",
+            quote(&action.text),
+            quote(&item.text)
+        ),
+    ))
 }

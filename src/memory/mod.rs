@@ -215,7 +215,7 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
                 None => Ok(false),
             }
         })?;
-        spans.sort_by(|a, b| b.turn.cmp(&a.turn));
+        spans.sort_by_key(|s| std::cmp::Reverse(s.turn));
     }
     Ok(Context {
         stream: stream.to_string(),

@@ -55,8 +55,8 @@
 //!   on an `echo`'d standard input; read-only commands (cat, ls, grep, echo, ...). Any other
 //!   command (python, make, npm, cargo, curl, tar, ...) is listed in [`Parsed::unknown`]: its
 //!   effect cannot be known from the line, and the caller falls back to word matching.
-//! - A line whose first word is DROP, DELETE, TRUNCATE, ALTER, UPDATE or INSERT (any case) and
-//!   reads as SQL is split into statements and read as SQL.
+//! - A line whose first word is DROP, DELETE, TRUNCATE, ALTER, UPDATE, INSERT or CREATE (any
+//!   case) and reads as SQL is split into statements and read as SQL.
 //! - A line that cannot be lexed (an unbalanced quote, an unclosed substitution, a
 //!   here-document, nesting too deep) is unparseable; [`violation`] then refuses it under any
 //!   prohibition with an operation when the line holds a deleting or writing word
@@ -226,6 +226,39 @@ pub fn parse(line: &str) -> Parsed {
     acc.p
 }
 
+/// Words that lead a table's name written before the keyword ("the users table").
+const TABLE_LEADS: &[&str] = &[
+    "the", "drop", "truncate", "alter", "delete", "empty", "wipe",
+];
+
+/// Words that qualify tables rather than name one.
+const TABLE_QUALIFIERS: &[&str] = &[
+    "any",
+    "all",
+    "old",
+    "other",
+    "these",
+    "those",
+    "some",
+    "production",
+    "prod",
+    "live",
+    "sql",
+    "database",
+    "db",
+    "temp",
+    "temporary",
+    "new",
+    "every",
+    "each",
+    "user",
+    "a",
+    "an",
+];
+
+/// SQL verbs a table's name follows ("DROP TABLE users").
+const SQL_VERBS: &[&str] = &["drop", "truncate", "alter", "delete", "rename", "lock"];
+
 /// Reads a prohibition sentence: the operations it forbids, and the paths, branches, tables
 /// and commands it names.
 ///
@@ -336,14 +369,24 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
         for k in 0..n {
             let mut cands: Vec<usize> = Vec::new();
             if matches!(lw(k), "table" | "tables") {
+                // A name before the keyword only as "the NAME table" or "drop NAME table", and
+                // never a word that qualifies tables ("old tables", "any table").
                 if let Some(p) = k.checked_sub(1) {
-                    cands.push(p);
+                    let before = p.checked_sub(1).map_or("", lw);
+                    if TABLE_LEADS.contains(&before) && !TABLE_QUALIFIERS.contains(&lw(p)) {
+                        cands.push(p);
+                    }
                 }
-                let mut j = k + 1;
-                if lw(j) == "if" && lw(j + 1) == "exists" {
-                    j += 2;
+                // A name after it only right after an SQL verb: "DROP TABLE users", "truncate
+                // table sessions"; not "old tables instead".
+                let verb = k.checked_sub(1).map_or("", lw);
+                if SQL_VERBS.contains(&verb) {
+                    let mut j = k + 1;
+                    if lw(j) == "if" && lw(j + 1) == "exists" {
+                        j += 2;
+                    }
+                    cands.push(j);
                 }
-                cands.push(j);
             }
             if lw(k) == "from" && classes.contains(&Class::DeleteFrom) {
                 cands.push(k + 1);
@@ -576,9 +619,7 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
                     None
                 }
             }
-            Target::Anything => {
-                (np || (!nb && !nt)).then(|| " (a path the line cannot name: fail closed)".into())
-            }
+            Target::Anything => (np || (!nb && !nt)).then(|| " (fail closed)".into()),
             Target::Branch { name, force } => {
                 if e.op == Op::Push && f.force_only && !force {
                     None
@@ -3262,7 +3303,9 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
 // ------------------------------------------------------------------------------------------
 
 /// The first words that make a line SQL (when it reads as SQL).
-const SQL_FIRST: &[&str] = &["drop", "delete", "truncate", "alter", "update", "insert"];
+const SQL_FIRST: &[&str] = &[
+    "drop", "delete", "truncate", "alter", "update", "insert", "create",
+];
 
 #[derive(Default)]
 struct SqlRead {
@@ -3573,6 +3616,35 @@ fn statement(toks: &[String]) -> Stmt {
         }
         "update" => {
             if kw(2) == "set" || kw(3) == "set" {
+                Stmt::Other
+            } else {
+                Stmt::NotSql
+            }
+        }
+        "create" => {
+            let mut i = 1;
+            if kw(i) == "or" && kw(i + 1) == "replace" {
+                i += 2;
+            }
+            while matches!(kw(i), "temp" | "temporary" | "unique" | "materialized") {
+                i += 1;
+            }
+            if matches!(
+                kw(i),
+                "table"
+                    | "index"
+                    | "view"
+                    | "database"
+                    | "schema"
+                    | "sequence"
+                    | "function"
+                    | "procedure"
+                    | "trigger"
+                    | "type"
+                    | "extension"
+                    | "role"
+                    | "user"
+            ) {
                 Stmt::Other
             } else {
                 Stmt::NotSql
@@ -4707,6 +4779,10 @@ mod tests {
         );
         assert!(parse("psql orders").unknown.len() == 1);
         assert!(parse("UPDATE orders SET x = 1").unknown.len() == 1);
+        assert_eq!(
+            parse("CREATE TABLE x (id int)").unknown,
+            vec!["CREATE TABLE x (id int)".to_string()]
+        );
         // Prose starting with a SQL word is not SQL.
         let prose = parse("update libfoo to 2.4.0");
         assert!(prose.effects.is_empty());
@@ -5209,5 +5285,17 @@ mod tests {
         refuse("never remove files from /etc", "sudo rm /etc/passwd");
         refuse("never remove files from /etc", "cd /etc && rm hosts");
         admit("never remove files from /etc", "rm etc/hosts");
+    }
+
+    #[test]
+    fn words_around_tables_that_qualify_them_are_not_table_names() {
+        let f =
+            forbidden("Never run DROP TABLE on the orders database; archive old tables instead.");
+        assert!(f.tables.is_empty(), "{:?}", f.tables);
+        assert!(violation(&f, &parse("DROP TABLE orders_old")).is_some());
+        let f = forbidden("never drop the users table");
+        assert_eq!(f.tables, vec!["users".to_string()]);
+        assert!(violation(&f, &parse("DROP TABLE orders_old")).is_none());
+        assert!(violation(&f, &parse("DROP TABLE users")).is_some());
     }
 }
