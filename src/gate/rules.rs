@@ -247,21 +247,35 @@ pub(crate) struct Grounding {
 }
 
 /// `laundered-claim`: an anchored claim, not re-grounded, none of whose direct witnesses is a
-/// raw span of its source window (`rests_on_raw` false): it rests on earlier claims. `window`
-/// names that window in the sentence, when there is one (a summary's).
+/// raw span of its source window (`rests_on_raw` false). `window` names that window in the
+/// sentence, when there is one (a summary's); `outside` lists the turns of raw spans the claim
+/// does cite outside it, so the sentence says what the case is: cited turns outside the
+/// window, or earlier claims only.
 pub(crate) fn laundered_claim(
     rid: Rid,
     claim: &Claim,
     grounding: Grounding,
     rests_on_raw: bool,
     window: Option<&str>,
+    outside: &[u64],
 ) -> Option<Finding> {
     (grounding.anchored && !grounding.regrounded && !rests_on_raw).then(|| {
         let of = window.map(|w| format!(" of {w}")).unwrap_or_default();
-        finding(Gate::LaunderedClaim, rid, format!(
-            "claim {} rests on earlier claims, not on a raw span{of}; it stays unverified until re-grounded",
-            quote(&claim.text)
-        ))
+        let detail = if outside.is_empty() {
+            format!(
+                "claim {} rests on earlier claims, not on a raw span{of}; it stays unverified until re-grounded",
+                quote(&claim.text)
+            )
+        } else {
+            let turns: Vec<String> = outside.iter().map(u64::to_string).collect();
+            format!(
+                "claim {} cites turn {}, outside{}, and no raw span in it; cite a turn the summary covers, or re-ground the claim; it stays unverified until then",
+                quote(&claim.text),
+                turns.join(", "),
+                window.map(|w| format!(" {w}")).unwrap_or_default()
+            )
+        };
+        finding(Gate::LaunderedClaim, rid, detail)
     })
 }
 

@@ -206,8 +206,23 @@ impl Gatekeeper {
         let fabricated = rules::fabricated_claim(rid, claim, grounding, check, &self.policy);
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");
-        let laundered =
-            rules::laundered_claim(rid, claim, grounding, !direct.is_empty(), window_name);
+        let mut outside = Vec::new();
+        if direct.is_empty() {
+            for w in &claim.witnesses {
+                if let Some(sp) = view.span(*w)? {
+                    outside.push(sp.turn);
+                }
+            }
+            outside.sort_unstable();
+        }
+        let laundered = rules::laundered_claim(
+            rid,
+            claim,
+            grounding,
+            !direct.is_empty(),
+            window_name,
+            &outside,
+        );
         let laundered = laundered.map(|f| findings.push(f)).is_some();
         let entailed = check.entailment.0 >= self.policy.raw_entailment;
         self.disconfirmers(view, &at, &carried, window, findings)?;

@@ -615,7 +615,7 @@ fn unjudged_losses<R: Read>(
         })
         .collect();
     let found = rules::unanchored_claim(rid, claim, grounding.anchored)
-        .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None))
+        .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None, &[]))
         .into_iter()
         .chain(rules::hedge_stripped(rid, claim, &witnesses))
         .chain(rules::identifier_drift(rid, claim, &raw));

@@ -66,11 +66,77 @@ pub const MAX_QUERY_BYTES: usize = 64 * 1024;
 /// The default budget of `context`, in tokens.
 pub const DEFAULT_BUDGET: usize = 4000;
 
+/// Who spoke a turn.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleArg {
+    /// The person directing the agent.
+    User,
+    /// The agent itself.
+    Assistant,
+    /// A tool's output.
+    Tool,
+    /// The system prompt or runtime.
+    System,
+}
+
+/// The class of a pinned item.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PinClassArg {
+    /// Something that must never be done.
+    Prohibition,
+    /// A numeric commitment: a version, budget, deadline or limit.
+    Commitment,
+    /// A failed attempt whose reason prevents a retry.
+    FailedAttempt,
+    /// A named external entity that must not be confused.
+    Entity,
+    /// A preference or choice the user states.
+    Preference,
+    /// A rule a system prompt or policy states.
+    Policy,
+    /// An identifier kept verbatim.
+    Identifier,
+}
+
+/// The schema of a turn's role: a plain enum of the four roles.
+fn role_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "description": "Who spoke: the user, you (assistant), a tool's output, or the system prompt.",
+        "enum": ["user", "assistant", "tool", "system"]
+    })
+}
+
+/// The schema of a pinned item's class: a plain enum of the seven classes.
+fn class_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "description": "What kind of constraint it is.",
+        "enum": ["prohibition", "commitment", "failed-attempt", "entity", "preference", "policy", "identifier"]
+    })
+}
+
+/// The schema of a claim's origin: the four known tags listed, any other tag allowed (the
+/// gates flag it as `missing-origin`).
+fn origin_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "description": "Where the claim comes from: user-said, tool-output, hedged (someone said it with \"I think\", \"maybe\"...) or inferred (you concluded it). Another tag is accepted and flagged.",
+        "anyOf": [
+            {"enum": ["user-said", "tool-output", "hedged", "inferred"]},
+            {"type": "string"}
+        ]
+    })
+}
+
 /// One turn to record.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct Turn {
-    /// Who spoke: "user", "assistant", "tool" or "system".
-    pub role: String,
+    /// Who spoke.
+    #[schemars(schema_with = "role_schema")]
+    pub role: RoleArg,
     /// What was said or printed, verbatim.
     pub text: String,
     /// The turn number; left out, the turn after the stream's last.
@@ -97,6 +163,7 @@ pub struct ClaimArg {
     pub text: String,
     /// Where it comes from: "user-said", "tool-output", "hedged" (someone said it with "I
     /// think", "maybe"...) or "inferred" (the agent concluded it).
+    #[schemars(schema_with = "origin_schema")]
     pub origin: String,
     /// What supports it: turn references ("turn:12", "turn:3..turn:5"), "prior:N" (claim N of
     /// the current summary) or record ids.
@@ -186,9 +253,9 @@ pub struct WhyArgs {
 /// One item to pin.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct PinItem {
-    /// "prohibition", "commitment", "failed-attempt", "preference", "policy", "identifier" or
-    /// "entity".
-    pub class: String,
+    /// What kind of constraint it is.
+    #[schemars(schema_with = "class_schema")]
+    pub class: PinClassArg,
     /// The constraint, verbatim.
     pub text: String,
     /// The turn that states it ("turn:12").
@@ -207,6 +274,16 @@ pub struct PinArgs {
     /// stream's turns that no pin covers yet.
     #[serde(default)]
     pub items: Option<Vec<PinItem>>,
+}
+
+/// Arguments of `reground`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RegroundArgs {
+    /// The claim: its record id (or 8 or more leading hex digits), or "prior:N" with `stream`.
+    pub claim: String,
+    /// The stream, for "prior:N".
+    #[serde(default)]
+    pub stream: Option<String>,
 }
 
 /// Arguments of `gates`.
@@ -339,6 +416,19 @@ fn apply(
     }
 }
 
+/// A tool's answer, with an argument that parsed but cannot be accepted (an unknown turn, a
+/// turn number past the limit, a pin already taken) turned into a tool error the model reads
+/// (`isError`), rather than a protocol error: the model can mend its call. Arguments that do
+/// not fit the schema stay protocol errors (-32602), raised before the tool runs.
+fn mendable(r: Result<CallToolResult, ErrorData>) -> Result<CallToolResult, ErrorData> {
+    match r {
+        Err(e) if e.code == rmcp::model::ErrorCode::INVALID_PARAMS => {
+            Ok(refusal(e.message.to_string()))
+        }
+        other => other,
+    }
+}
+
 /// A tool error the model reads (`isError`): arguments that parse but cannot be accepted.
 fn refusal(text: String) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(text.clone())]);
@@ -399,6 +489,7 @@ impl Memory {
         &self,
         Parameters(args): Parameters<RecordTurns>,
     ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
         if args.turns.is_empty() {
             return Err(ErrorData::invalid_params(
                 "argument turns: give at least one turn",
@@ -456,15 +547,17 @@ impl Memory {
                 .join(", ")
         );
         Ok(answer(text, json!({"stream": stream, "turns": recorded})))
+    }.await)
     }
 
     #[tool(
-        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything: a claim no cited turn supports, a guess stated as a fact, a dropped pinned constraint or a summary of summaries too deep is refused, and the window stays as it was. Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
+        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything, and a refused compaction leaves your window as it was. The rules it must meet: (1) `covers` lists the turns you wrote it from (turn:A..turn:B); each claim cites in `witnesses` turns inside `covers` that say it; a claim citing only turns outside `covers`, or only earlier claims (prior:N), is laundered: unverified, and more than 15% laundered actionable claims refuses the compaction. To carry a fact from the previous compaction, cite its original turn again and include that turn in `covers` (evicted turns stay in the ledger and may be covered again). (2) A claim no cited turn supports is fabricated and refuses the compaction; numbers, versions, paths and names must appear verbatim in the turns cited. (3) Keep the origin: a guess (\"I think\") stays `hedged`. (4) Every pinned constraint must survive: a claim or a turn left in the window must still say each one; if the stream holds prohibitions, commitments or failed attempts that no pin covers, pin them first (the `pin` tool without items). (5) The compaction replaces the current one (its parent is always the stream's head); the fourth self-authored compaction in a row is flagged too deep and cannot back an irreversible action until its claims are re-grounded (`reground`). Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
     )]
     async fn propose_compaction(
         &self,
         Parameters(mut args): Parameters<ProposeCompaction>,
     ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
         if let Some(given) = &args.author {
             return Ok(refusal(format!(
                 "argument author: a client cannot say who wrote its compaction (it gave {given:?}); this server counts every compaction its clients propose as {}, by the policy it was started with (`cairn mcp --client-author`); propose again without `author`",
@@ -473,6 +566,7 @@ impl Memory {
         }
         args.author = Some(self.author.name().to_string());
         self.gated("summary", "compaction", args).await
+    }.await)
     }
 
     #[tool(
@@ -482,30 +576,40 @@ impl Memory {
         &self,
         Parameters(args): Parameters<CheckAction>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.gated("action", "action", args).await
+        mendable(async { self.gated("action", "action", args).await }.await)
     }
 
     #[tool(
-        description = "Get your memory for the next turn, within a token budget: the pinned constraints first (never dropped), then the current summary's claims marked with their status and origin ([unverified, user-said, hedge-stripped] means a guess, not a fact), then the most recent turns. A stream with nothing recorded gives an empty context."
+        description = "Get your memory for the next turn, within a token budget: the pinned constraints first (never dropped), then the current summary's claims marked with their status and origin ([unverified, user-said, hedge-stripped] means a guess, not a fact), then the most recent turns. A stream with nothing recorded gives an empty context.",
+        annotations(read_only_hint = true)
     )]
     async fn context(
         &self,
         Parameters(args): Parameters<ContextArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let budget = args.budget.unwrap_or(DEFAULT_BUDGET);
-        let c = self
-            .read(move |snap| cairn::memory::context(snap, &args.stream, budget).map_err(internal))
-            .await?;
-        Ok(answer(c.to_text(), c.to_json()))
+        mendable(
+            async {
+                let budget = args.budget.unwrap_or(DEFAULT_BUDGET);
+                let c = self
+                    .read(move |snap| {
+                        cairn::memory::context(snap, &args.stream, budget).map_err(internal)
+                    })
+                    .await?;
+                Ok(answer(c.to_text(), c.to_json()))
+            }
+            .await,
+        )
     }
 
     #[tool(
-        description = "Search your memory: the recorded turns and claims that best match a query, best first, each with its standing: a claim's status (verified or not), origin and cited turns; a turn's number, speaker, and whether it was compacted away. Use it to look a fact up before relying on it."
+        description = "Search your memory: the recorded turns and claims that best match a query, best first, each with its standing: a claim's status (verified or not), origin and cited turns; a turn's number, speaker, and whether it was compacted away. Use it to look a fact up before relying on it.",
+        annotations(read_only_hint = true)
     )]
     async fn recall(
         &self,
         Parameters(args): Parameters<RecallArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
         if args.query.len() > MAX_QUERY_BYTES {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -523,47 +627,57 @@ impl Memory {
             })
             .await?;
         Ok(answer(r.to_text(), r.to_json()))
+    }.await)
     }
 
     #[tool(
-        description = "Explain a claim's provenance: the chain of claims and summaries back to the raw turns that witness it, each step's status, and the gates' findings on the way. Use it when a claim's status is not verified."
+        description = "Explain a claim's provenance: the chain of claims and summaries back to the raw turns that witness it, each step's status, and the gates' findings on the way. Use it when a claim's status is not verified.",
+        annotations(read_only_hint = true)
     )]
     async fn why(
         &self,
         Parameters(args): Parameters<WhyArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let (text, value) = self
-            .read(move |snap| {
-                let r = cairn::ingest::parse_ref(&args.claim)
-                    .map_err(|e| ErrorData::invalid_params(format!("argument claim: {e}"), None))?;
-                let rids = cairn::ingest::resolve(snap, args.stream.as_deref(), &r)
-                    .map_err(|e| ErrorData::invalid_params(format!("argument claim: {e}"), None))?;
-                let Some(rid) = rids.first().copied() else {
-                    return Err(ErrorData::invalid_params(
-                        "argument claim: it names no record",
-                        None,
-                    ));
-                };
-                if !matches!(
-                    snap.get(&rid).map_err(internal)?,
-                    Some(cairn::record::Record::Claim(_))
-                ) {
-                    return Err(ErrorData::invalid_params(
-                        format!("argument claim: {} is not a claim", rid.to_hex()),
-                        None,
-                    ));
-                }
-                let why = cairn::replay::why(snap, rid).map_err(internal)?;
-                let (mut text, mut js) = (Vec::new(), Vec::new());
-                why.write_text(&mut text)
-                    .and_then(|()| why.write_json(&mut js))
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                let value: Value = serde_json::from_slice(&js)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                Ok((String::from_utf8_lossy(&text).into_owned(), value))
-            })
-            .await?;
-        Ok(answer(text, value))
+        mendable(
+            async {
+                let (text, value) = self
+                    .read(move |snap| {
+                        let r = cairn::ingest::parse_ref(&args.claim).map_err(|e| {
+                            ErrorData::invalid_params(format!("argument claim: {e}"), None)
+                        })?;
+                        let rids = cairn::ingest::resolve(snap, args.stream.as_deref(), &r)
+                            .map_err(|e| {
+                                ErrorData::invalid_params(format!("argument claim: {e}"), None)
+                            })?;
+                        let Some(rid) = rids.first().copied() else {
+                            return Err(ErrorData::invalid_params(
+                                "argument claim: it names no record",
+                                None,
+                            ));
+                        };
+                        if !matches!(
+                            snap.get(&rid).map_err(internal)?,
+                            Some(cairn::record::Record::Claim(_))
+                        ) {
+                            return Err(ErrorData::invalid_params(
+                                format!("argument claim: {} is not a claim", rid.to_hex()),
+                                None,
+                            ));
+                        }
+                        let why = cairn::replay::why(snap, rid).map_err(internal)?;
+                        let (mut text, mut js) = (Vec::new(), Vec::new());
+                        why.write_text(&mut text)
+                            .and_then(|()| why.write_json(&mut js))
+                            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                        let value: Value = serde_json::from_slice(&js)
+                            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                        Ok((String::from_utf8_lossy(&text).into_owned(), value))
+                    })
+                    .await?;
+                Ok(answer(text, value))
+            }
+            .await,
+        )
     }
 
     #[tool(
@@ -573,6 +687,7 @@ impl Memory {
         &self,
         Parameters(args): Parameters<PinArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
         let v = self
             .write(move |ledger, gate| {
                 let mut batch = ledger.batch().map_err(internal)?;
@@ -608,15 +723,50 @@ impl Memory {
             None => "nothing to pin: every decision-relevant item found is already pinned".into(),
         };
         Ok(answer(text, v))
+    }.await)
     }
 
     #[tool(
-        description = "Run every gate over the whole ledger, or one stream: claims with no raw-turn ancestor, claims summarised more than twice, and the like. An empty list means every gate comes back clean."
+        description = "Re-ground a claim: check it again against the raw turns it rests on (kept in the ledger after eviction). When they still say it, the claim becomes verified and its chain of summaries counts from zero again, so it can back an irreversible action; when they do not, nothing changes and the answer says why. Use it on a claim that a finding calls laundered, too deep or unverified."
+    )]
+    async fn reground(
+        &self,
+        Parameters(args): Parameters<RegroundArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
+            let v = self
+                .write(move |ledger, gate| {
+                    let mut line = json!({"kind": "reground", "claim": args.claim});
+                    if let Some(stream) = args.stream {
+                        line["stream"] = json!(stream);
+                    }
+                    let mut batch = ledger.batch().map_err(internal)?;
+                    let r = apply(&mut batch, gate, line, "")?;
+                    batch.commit().map_err(internal)?;
+                    Ok(line_result(&r))
+                })
+                .await?;
+            let text = match v["detail"].as_str() {
+                Some(why) => format!("claim {} not re-grounded: {why}", v["rid"].as_str().unwrap_or("")),
+                None => format!(
+                    "re-grounded: the raw turns still say it, so the claim is verified again (reground {})",
+                    v["rid"].as_str().unwrap_or("")
+                ),
+            };
+            Ok(answer(text, v))
+        }
+        .await)
+    }
+
+    #[tool(
+        description = "Run every gate over the whole ledger, or one stream: claims with no raw-turn ancestor, claims summarised more than twice, and the like. An empty list means every gate comes back clean.",
+        annotations(read_only_hint = true)
     )]
     async fn gates(
         &self,
         Parameters(args): Parameters<GatesArgs>,
     ) -> Result<CallToolResult, ErrorData> {
+        mendable(async {
         let found = self
             .write(move |ledger, gate| {
                 let snap = ledger.snapshot().map_err(internal)?;
@@ -640,6 +790,7 @@ impl Memory {
             text,
             json!({"findings": found, "count": found.len()}),
         ))
+    }.await)
     }
 }
 

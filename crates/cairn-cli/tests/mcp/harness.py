@@ -21,6 +21,7 @@ TOOLS = {
     "recall",
     "why",
     "pin",
+    "reground",
     "gates",
 }
 

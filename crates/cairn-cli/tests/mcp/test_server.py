@@ -7,8 +7,7 @@ import signal
 import subprocess
 import time
 
-from mcp import ClientSession, MCPError
-import pytest
+from mcp import ClientSession
 
 from harness import CAIRN, Http, run, session_calls, stdio, text
 
@@ -146,15 +145,13 @@ def test_turn_numbers_cannot_overflow(tmp_path):
         async with stdio(tmp_path / "t.redb") as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
-                with pytest.raises(MCPError) as e:
-                    await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "x", "turn": 18446744073709551615}]})
-                assert "largest turn number" in str(e.value), str(e.value)
+                r = await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "x", "turn": 18446744073709551615}]})
+                assert r.is_error and "largest turn number" in text(r), text(r)
                 # Near miss: a large turn within range, then an unnumbered one after it.
                 r = await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "x", "turn": 9007199254740990}, {"role": "user", "text": "y"}]})
                 assert [t["turn"] for t in r.structured_content["turns"]] == [9007199254740990, 9007199254740991]
-                with pytest.raises(MCPError) as e:
-                    await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "z"}]})
-                assert "largest turn number" in str(e.value), str(e.value)
+                r = await s.call_tool("record_turns", {"stream": "t", "turns": [{"role": "user", "text": "z"}]})
+                assert r.is_error and "largest turn number" in text(r), text(r)
 
     run(go())
 
@@ -185,3 +182,54 @@ def test_every_bad_message_on_stdio_gets_an_answer(tmp_path):
     r = raw.reply()
     assert r["id"] == 13 and not r["result"].get("isError"), r
     assert raw.close() == 0
+
+
+def test_the_tools_say_their_rules_and_offer_a_way_out(tmp_path):
+    """Issue 22, row 16: a reground tool, descriptions that state a compaction's rules, enums
+    in the schemas, read-only hints, tool errors for arguments that parse but are wrong, and
+    findings whose words match the case."""
+
+    async def go():
+        async with stdio(tmp_path / "r.redb") as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                assert "reground" in tools
+                propose = tools["propose_compaction"].description
+                assert "covers" in propose and "prior:N" in propose and "re-ground" in propose.lower(), propose
+                turn = tools["record_turns"].input_schema
+                assert "user" in json.dumps(turn) and "enum" in json.dumps(turn), turn
+                pin = json.dumps(tools["pin"].input_schema)
+                assert "failed-attempt" in pin and "enum" in pin, pin
+                claim = json.dumps(tools["propose_compaction"].input_schema)
+                assert all(t in claim for t in ("user-said", "tool-output", "hedged", "inferred")), claim
+                for name in ("context", "recall", "why", "gates"):
+                    assert tools[name].annotations and tools[name].annotations.read_only_hint, name
+                for name in ("record_turns", "propose_compaction", "pin", "reground"):
+                    assert not (tools[name].annotations and tools[name].annotations.read_only_hint), name
+
+                await s.call_tool("record_turns", {"stream": "g", "turns": [
+                    {"role": "user", "text": "The build runs on the ci-7 runner."},
+                    {"role": "assistant", "text": "Noted."},
+                    {"role": "user", "text": "Deploys happen on Fridays."},
+                ]})
+                # A claim citing a raw turn outside `covers` is laundered, and the finding says
+                # it cites a turn outside, not that it rests on earlier claims.
+                r = await s.call_tool("propose_compaction", {"stream": "g", "covers": ["turn:1..turn:2"], "claims": [
+                    {"text": "the build runs on the ci-7 runner", "origin": "user-said", "witnesses": ["turn:0"]},
+                    {"text": "deploys happen on Fridays", "origin": "user-said", "witnesses": ["turn:2"]},
+                ]})
+                details = [f["detail"] for f in r.structured_content["findings"] if f["gate"] == "laundered-claim"]
+                assert details and "cites turn 0, outside" in details[0] and "earlier claims" not in details[0], details
+                claims = r.structured_content["claims"]
+                # The way out: re-ground it against the turn that says it.
+                rg = await s.call_tool("reground", {"claim": claims[0]["rid"]})
+                assert not rg.is_error and "re-grounded" in text(rg), text(rg)
+                # Near miss: a claim its turns do not support is not re-grounded, and says why.
+                rg = await s.call_tool("reground", {"claim": claims[1]["rid"][:12]})
+                assert not rg.is_error, text(rg)
+                # An argument that parses but names nothing: a tool error the model can mend.
+                r = await s.call_tool("reground", {"claim": "prior:7", "stream": "g"})
+                assert r.is_error, text(r)
+
+    run(go())
