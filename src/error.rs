@@ -116,6 +116,16 @@ pub enum ErrorKind {
         /// The pin that stays.
         existing: Rid,
     },
+    /// A receipt under an existing (stream, key) with different content.
+    #[error("stream {stream} already holds a receipt for idempotency key {key:?} ({existing}), for other content; a key names one call, so give a new call a new key")]
+    ReceiptConflict {
+        /// The stream.
+        stream: String,
+        /// The idempotency key.
+        key: String,
+        /// The receipt that stays.
+        existing: Rid,
+    },
     /// A second verdict for a gated subject.
     #[error("{subject} already has a verdict ({existing}); a proposal is gated once, so submit a new summary or action instead")]
     VerdictExists {
@@ -253,6 +263,12 @@ pub(crate) fn not_a(rid: Rid, want: Kind, found: Option<Kind>) -> Error {
 pub struct Error(Box<ErrorKind>);
 
 impl Error {
+    /// Whether this is redb saying a table does not exist: a ledger written before the table
+    /// was added, opened read-only.
+    pub(crate) fn is_missing_table(&self) -> bool {
+        matches!(&*self.0, ErrorKind::Storage(StorageError(e)) if matches!(**e, redb::Error::TableDoesNotExist(_)))
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.0

@@ -61,6 +61,10 @@ pub fn record(r: &Record) -> Map<String, Value> {
             "claim": g.claim.to_hex(), "spans": rids(&g.spans), "score": score_to_unit(g.score),
         }),
         Record::Check(c) => json!({"action": c.action.to_hex(), "at": c.at}),
+        Record::Receipt(r) => json!({
+            "stream": r.stream, "key": r.key, "payload": Rid(r.payload).to_hex(),
+            "spans": rids(&r.spans),
+        }),
     };
     if let Value::Object(f) = fields {
         m.extend(f.into_iter().filter(|(_, v)| !v.is_null()));

@@ -27,7 +27,8 @@ use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Check, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
-    PinItem, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict, SCORE_ONE,
+    PinItem, Receipt, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict,
+    SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
@@ -367,11 +368,12 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
         "action" => (action(ctx, obj)?, Vec::new()),
         "reground" => (reground(ctx, obj)?, Vec::new()),
         "check" => (check(ctx, obj)?, Vec::new()),
+        "receipt" => (receipt(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground or check"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check or receipt"
                 ),
             ))
         }
@@ -556,6 +558,7 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
         ],
         Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
         Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
+        Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
     }
 }
 
@@ -1141,6 +1144,23 @@ fn action(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
         text: obj.str(ctx, "text")?.to_string(),
         irreversible: obj.bool_or(ctx, "irreversible", false)?,
         relies_on: refs(ctx, obj, Some(&stream), "relies_on", false)?,
+        stream,
+    }))
+}
+
+fn receipt(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.str(ctx, "stream")?.to_string();
+    let payload = obj.str(ctx, "payload")?;
+    let payload = payload.parse::<Rid>().map_err(|e| {
+        ctx.err(
+            Some("payload".into()),
+            format!("{e}; a payload is the BLAKE3 hash of the call, 64 hex digits"),
+        )
+    })?;
+    Ok(Record::Receipt(Receipt {
+        key: obj.str(ctx, "key")?.to_string(),
+        payload: payload.0,
+        spans: refs(ctx, obj, Some(&stream), "spans", true)?,
         stream,
     }))
 }

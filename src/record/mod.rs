@@ -42,6 +42,8 @@ pub enum Kind {
     Reground = 8,
     /// An action checked again, against the ledger as it stood at that log index.
     Check = 9,
+    /// A write call's idempotency key and what the call appended.
+    Receipt = 10,
 }
 
 impl Kind {
@@ -57,6 +59,7 @@ impl Kind {
             7 => Kind::Action,
             8 => Kind::Reground,
             9 => Kind::Check,
+            10 => Kind::Receipt,
             _ => return None,
         })
     }
@@ -73,11 +76,12 @@ impl Kind {
             Kind::Action => "action",
             Kind::Reground => "reground",
             Kind::Check => "check",
+            Kind::Receipt => "receipt",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -87,6 +91,7 @@ impl Kind {
         Kind::Action,
         Kind::Reground,
         Kind::Check,
+        Kind::Receipt,
     ];
 }
 
@@ -344,6 +349,22 @@ pub struct Check {
     pub at: u64,
 }
 
+/// A write call's idempotency key, the hash of what the call carried, and the spans it
+/// appended: a call retried with the same key and the same content is answered from it and
+/// appends nothing; the same key with other content is refused (SPEC.md section 10c).
+/// Write-once per (stream, key).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Receipt {
+    /// The stream written to.
+    pub stream: String,
+    /// The key the caller gave the call.
+    pub key: String,
+    /// BLAKE3 of what the call carried, as the caller sent it.
+    pub payload: [u8; 32],
+    /// The spans the call appended or found, sorted and de-duplicated.
+    pub spans: Vec<Rid>,
+}
+
 /// Any record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -365,6 +386,8 @@ pub enum Record {
     Reground(Reground),
     /// See [`Check`].
     Check(Check),
+    /// See [`Receipt`].
+    Receipt(Receipt),
 }
 
 macro_rules! record_from {
@@ -376,7 +399,7 @@ macro_rules! record_from {
         }
     )*};
 }
-record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check);
+record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt);
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -405,6 +428,8 @@ pub enum LinkRole {
     RegroundSpan,
     /// The action a check checks again.
     Checked,
+    /// A span a write call's receipt names.
+    ReceiptSpan,
 }
 
 impl LinkRole {
@@ -423,6 +448,7 @@ impl LinkRole {
             LinkRole::ReliesOn => "relies_on",
             LinkRole::RegroundSpan => "spans",
             LinkRole::Checked => "action",
+            LinkRole::ReceiptSpan => "spans",
         }
     }
 
@@ -435,7 +461,8 @@ impl LinkRole {
             | LinkRole::Evicts
             | LinkRole::PinWitness
             | LinkRole::JudgedSpan
-            | LinkRole::RegroundSpan => &[Kind::Span],
+            | LinkRole::RegroundSpan
+            | LinkRole::ReceiptSpan => &[Kind::Span],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
             LinkRole::Checked => &[Kind::Action],
@@ -451,6 +478,7 @@ impl LinkRole {
                 | LinkRole::Evicts
                 | LinkRole::SummaryClaim
                 | LinkRole::PinWitness
+                | LinkRole::ReceiptSpan
         )
     }
 }
@@ -468,6 +496,7 @@ impl Record {
             Record::Action(_) => Kind::Action,
             Record::Reground(_) => Kind::Reground,
             Record::Check(_) => Kind::Check,
+            Record::Receipt(_) => Kind::Receipt,
         }
     }
 
@@ -479,6 +508,7 @@ impl Record {
             Record::Summary(r) => Some(&r.stream),
             Record::Pin(r) => Some(&r.stream),
             Record::Action(r) => Some(&r.stream),
+            Record::Receipt(r) => Some(&r.stream),
             Record::Judgement(_) | Record::Verdict(_) | Record::Reground(_) | Record::Check(_) => {
                 None
             }
@@ -517,6 +547,7 @@ impl Record {
                 .chain(all(LinkRole::RegroundSpan, &r.spans))
                 .collect(),
             Record::Check(c) => vec![(LinkRole::Checked, c.action)],
+            Record::Receipt(r) => all(LinkRole::ReceiptSpan, &r.spans).collect(),
         }
     }
 
@@ -542,6 +573,7 @@ impl Record {
             }
             Record::Action(a) => set(&mut a.relies_on),
             Record::Reground(r) => set(&mut r.spans),
+            Record::Receipt(r) => set(&mut r.spans),
             Record::Span(_)
             | Record::Pin(_)
             | Record::Judgement(_)
@@ -584,6 +616,7 @@ impl Record {
                 .or_else(|| score("anchored_score", v.anchored_score)),
             Record::Action(a) => set("relies_on", &a.relies_on),
             Record::Reground(r) => set("spans", &r.spans).or_else(|| score("score", Some(r.score))),
+            Record::Receipt(r) => set("spans", &r.spans),
         }
     }
 }

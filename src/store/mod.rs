@@ -23,7 +23,7 @@ use crate::record::{
 };
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable,
-    ReadableTableMetadata, StorageError, WriteTransaction,
+    ReadableTableMetadata, StorageError, TableHandle, WriteTransaction,
 };
 use std::path::{Path, PathBuf};
 use tables::*;
@@ -299,15 +299,26 @@ impl Ledger {
             rules,
         };
         ledger.rules = ledger.init(rules)?;
-        ledger.build_recall_index()?;
+        ledger.upgrade()?;
         Ok(ledger)
     }
 
-    /// Builds the recall index of a ledger written before it existed (SPEC.md section 10b),
-    /// from its records, in one transaction; a ledger that has it is left as it is.
-    fn build_recall_index(&self) -> Result<()> {
+    /// Brings a ledger written before some table existed up to date, in one transaction: the
+    /// receipts table (empty: no receipt was written before it), and the recall index (SPEC.md
+    /// section 10b), built from its records. A ledger that has both is left as it is.
+    fn upgrade(&self) -> Result<()> {
         let txn = self.db.begin_write(&self.path)?;
-        if txn.open_table(META)?.get(RECALL_META)?.is_some() {
+        let names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
+        let receipts = !names.iter().any(|n| n == "receipts");
+        let recall = txn.open_table(META)?.get(RECALL_META)?.is_none();
+        if !receipts && !recall {
+            return Ok(());
+        }
+        if receipts {
+            txn.open_table(RECEIPTS)?;
+        }
+        if !recall {
+            txn.commit()?;
             return Ok(());
         }
         let mut pending = recall::Pending::default();
@@ -472,6 +483,7 @@ impl Ledger {
         txn.open_table(ITEMS)?;
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
+        txn.open_table(RECEIPTS)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
         txn.open_table(RECALL)?;
         txn.open_table(RECALL_STREAMS)?;
@@ -481,7 +493,9 @@ impl Ledger {
             let mut meta = txn.open_table(META)?;
             meta.insert("format", [FORMAT_VERSION].as_slice())?;
             meta.insert(RECALL_META, [RECALL_VERSION].as_slice())?;
-            meta.insert("ledger_id", new_ledger_id(&self.path).as_slice())?;
+            let id = new_ledger_id(&self.path);
+            meta.insert("ledger_id", id.as_slice())?;
+            meta.insert(LEDGER_ID_CHECK, ledger_id_check(&id).as_slice())?;
             meta.insert("rules", [rules].as_slice())?;
         }
         txn.commit()?;
@@ -822,6 +836,16 @@ impl Batch {
                     .into());
                 }
             }
+            Record::Receipt(r) => {
+                if let Some(existing) = self.receipt(&r.stream, &r.key)? {
+                    return Err(ErrorKind::ReceiptConflict {
+                        stream: r.stream.clone(),
+                        key: r.key.clone(),
+                        existing,
+                    }
+                    .into());
+                }
+            }
             Record::Pin(p) => {
                 if let Some(existing) = self.pin(&p.stream, &p.name)? {
                     return Err(ErrorKind::PinConflict {
@@ -919,6 +943,12 @@ impl Batch {
                 Ok(())
             }
             Record::Action(_) | Record::Check(_) => Ok(()),
+            Record::Receipt(r) => {
+                self.txn
+                    .open_table(RECEIPTS)?
+                    .insert((r.stream.as_str(), r.key.as_str()), rid.0)?;
+                Ok(())
+            }
         }
     }
 
@@ -1050,6 +1080,19 @@ impl Batch {
             st.summaries += 1;
         })
     }
+}
+
+/// The meta entry that holds a check of the ledger id, so that `verify` sees it altered.
+pub(crate) const LEDGER_ID_CHECK: &str = "ledger_id_check";
+
+/// The check of a ledger id: the first 16 bytes of BLAKE3("cairn-ledger-id\0" || id).
+pub(crate) fn ledger_id_check(id: &[u8]) -> [u8; 16] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"cairn-ledger-id\0");
+    h.update(id);
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
 }
 
 /// The meta entry that says a ledger has the recall index, and its version.

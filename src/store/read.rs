@@ -345,6 +345,18 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
+    /// The receipt of the write call that used an idempotency key in a stream, if any (none
+    /// in a ledger written before receipts existed).
+    fn receipt(&self, stream: &str, key: &str) -> Result<Option<Rid>> {
+        let table = match self.tx().table(RECEIPTS) {
+            Ok(t) => t,
+            Err(e) if e.is_missing_table() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let found = table.get((stream, key))?.map(|g| Rid(g.value()));
+        Ok(found)
+    }
+
     /// The pins of a stream: (name, rid), sorted by name.
     fn pins(&self, stream: &str) -> Result<Vec<(String, Rid)>> {
         let table = self.tx().table(PINS)?;

@@ -37,6 +37,8 @@ pub const VERDICTS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("
 /// Claim -> its latest status byte (see [`crate::record::Status`]), from admitted verdicts and
 /// regrounds.
 pub const STATUS: TableDefinition<[u8; 32], u8> = TableDefinition::new("status");
+/// (stream, idempotency key) -> the receipt of the write call that used it.
+pub const RECEIPTS: TableDefinition<(&str, &str), [u8; 32]> = TableDefinition::new("receipts");
 /// Claim -> its latest reground record.
 pub const REGROUNDED: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("regrounded");
 /// Claim -> spans that a judgement says contradict it.

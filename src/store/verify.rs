@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::record::{decode, Record, Rid};
 use redb::{
     Key, MultimapTableDefinition, ReadTransaction, ReadableMultimapTable, ReadableTable,
-    ReadableTableMetadata, TableDefinition, Value,
+    ReadableTableMetadata, TableDefinition, TableHandle, Value,
 };
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
@@ -158,7 +158,23 @@ fn compare_tables(
     compare(out, tx, fresh, "status", STATUS)?;
     compare(out, tx, fresh, "regrounded", REGROUNDED)?;
     compare_multimap(out, tx, fresh, "contradictions", CONTRADICTIONS)?;
-    out.tables_compared = 19;
+    // A ledger written before receipts, opened read-only, has no receipts table: it holds
+    // no receipt, which the rebuilt table must agree with.
+    if tx.list_tables()?.any(|t| t.name() == "receipts") {
+        compare(out, tx, fresh, "receipts", RECEIPTS)?;
+    } else {
+        let rebuilt = entries(fresh, RECEIPTS)?;
+        merge(
+            out,
+            "receipts",
+            &[],
+            &rebuilt,
+            |x, y| x.cmp(y),
+            describe::<(&str, &str)>,
+        );
+    }
+    check_ledger_id(out, tx)?;
+    out.tables_compared = 20;
     // A ledger written before the recall index, and not opened for writing since, has none:
     // there is nothing to compare (its first open for writing builds it, section 10b).
     if tx.open_table(META)?.get(super::RECALL_META)?.is_some() {
@@ -166,7 +182,7 @@ fn compare_tables(
         compare(out, tx, fresh, "recall_streams", RECALL_STREAMS)?;
         compare(out, tx, fresh, "terms", TERMS)?;
         compare(out, tx, fresh, "recall_stream_ids", RECALL_STREAM_IDS)?;
-        out.tables_compared = 23;
+        out.tables_compared = 24;
     }
     Ok(())
 }
@@ -182,6 +198,34 @@ fn entry_rid(key: &[u8], value: &[u8]) -> Option<Rid> {
         (_, 32) => tail(value),
         _ => None,
     }
+}
+
+/// The ledger's id must be there, 16 bytes, and match the check written beside it (ledgers
+/// created before the check have none: their id is only checked for its length).
+fn check_ledger_id(out: &mut VerifyReport, tx: &ReadTransaction) -> Result<()> {
+    let meta = tx.open_table(META)?;
+    let id = meta.get("ledger_id")?.map(|g| g.value().to_vec());
+    let check = meta
+        .get(super::LEDGER_ID_CHECK)?
+        .map(|g| g.value().to_vec());
+    let problem = match (&id, &check) {
+        (None, _) => Some("the meta table has no ledger id".to_string()),
+        (Some(id), _) if id.len() != 16 => {
+            Some(format!("the ledger id is {} bytes long, not 16", id.len()))
+        }
+        (Some(id), Some(check)) if super::ledger_id_check(id).as_slice() != check.as_slice() => {
+            Some("the ledger id does not match its check: one of them was altered".to_string())
+        }
+        _ => None,
+    };
+    if let Some(detail) = problem {
+        out.discrepancies.push(Discrepancy {
+            rid: None,
+            table: "meta",
+            detail,
+        });
+    }
+    Ok(())
 }
 
 fn describe<K: Key + 'static>(key: &[u8]) -> String {

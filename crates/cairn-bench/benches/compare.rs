@@ -71,6 +71,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         ReliesOn => 9,
         RegroundSpan => 10,
         Checked => 11,
+        ReceiptSpan => 12,
     }
 }
 

@@ -154,7 +154,17 @@ pub struct RecordTurns {
     pub stream: String,
     /// The turns, in order.
     pub turns: Vec<Turn>,
+    /// A key you choose for this call (a UUID, say), so that retrying it is safe: cairn keeps
+    /// the key in the ledger with what the call recorded, and a retry with the same key and
+    /// the same turns records nothing again and gets the same answer, even after a restart;
+    /// the same key with other turns is refused. Without a key, a retried call whose turns
+    /// are unnumbered records them again, under new numbers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
+
+/// The longest idempotency key taken, in bytes.
+pub const MAX_KEY_BYTES: usize = 256;
 
 /// One claim of a compaction.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
@@ -381,6 +391,43 @@ impl Memory {
     }
 }
 
+/// The answer a call with an idempotency key already got, from its receipt: each turn's number
+/// and rid; `None` when the key is new. The same key with other turns is refused.
+fn replay_receipt(
+    batch: &cairn::Batch,
+    stream: &str,
+    key: &str,
+    payload: [u8; 32],
+) -> Result<Option<Vec<Value>>, ErrorData> {
+    let Some(rid) = batch.receipt(stream, key).map_err(internal)? else {
+        return Ok(None);
+    };
+    let Some(cairn::record::Record::Receipt(receipt)) = batch.get(&rid).map_err(internal)? else {
+        return Err(ErrorData::internal_error(
+            format!("receipt {rid} is missing"),
+            None,
+        ));
+    };
+    if receipt.payload != payload {
+        return Err(ErrorData::invalid_params(
+            format!("argument idempotency_key: {key:?} was used by an earlier call to stream {stream} with other turns (receipt {rid}); a key names one call, so give this call a new key"),
+            None,
+        ));
+    }
+    let mut turns = Vec::new();
+    for span in &receipt.spans {
+        if let Some(cairn::record::Record::Span(s)) = batch.get(span).map_err(internal)? {
+            turns.push((s.turn, *span));
+        }
+    }
+    turns.sort();
+    Ok(Some(
+        (turns.into_iter())
+            .map(|(turn, rid)| json!({"turn": turn, "rid": rid.to_hex(), "new": false}))
+            .collect(),
+    ))
+}
+
 /// A library error as a protocol error the client can report.
 fn internal(e: cairn::Error) -> ErrorData {
     ErrorData::internal_error(e.to_string(), None)
@@ -483,7 +530,7 @@ fn verdict_text(what: &str, v: &Value) -> String {
 #[tool_router]
 impl Memory {
     #[tool(
-        description = "Record turns of the conversation in cairn, verbatim, as they happen: user messages, your replies, tool outputs. Recorded turns are never changed or lost; compactions cite them as witnesses. Returns each turn's number and record id."
+        description = "Record turns of the conversation in cairn, verbatim, as they happen: user messages, your replies, tool outputs. Recorded turns are never changed or lost; compactions cite them as witnesses. Returns each turn's number and record id. Give each call an `idempotency_key` (a UUID) so that a retry after a timeout or a restart records nothing twice: the same key with the same turns gets the first answer back, and the same key with other turns is refused."
     )]
     async fn record_turns(
         &self,
@@ -496,15 +543,32 @@ impl Memory {
                 None,
             ));
         }
+        if args.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > MAX_KEY_BYTES) {
+            return Err(ErrorData::invalid_params(
+                format!("argument idempotency_key: give 1 to {MAX_KEY_BYTES} bytes, such as a UUID"),
+                None,
+            ));
+        }
         let stream = args.stream.clone();
-        let recorded = self
+        let (recorded, replayed) = self
             .write(move |ledger, gate| {
                 let mut batch = ledger.batch().map_err(internal)?;
+                let payload = *blake3::hash(
+                    &serde_json::to_vec(&args.turns)
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+                )
+                .as_bytes();
+                if let Some(key) = &args.idempotency_key {
+                    if let Some(done) = replay_receipt(&batch, &args.stream, key, payload)? {
+                        return Ok((done, true));
+                    }
+                }
                 let mut next = match batch.last_turn(&args.stream).map_err(internal)? {
                     Some(t) => t.checked_add(1),
                     None => Some(0),
                 };
                 let mut out = Vec::new();
+                let mut spans = Vec::new();
                 for (i, t) in args.turns.into_iter().enumerate() {
                     let turn = match (t.turn, next) {
                         (Some(n), _) if n > MAX_TURN => {
@@ -532,13 +596,19 @@ impl Memory {
                     }
                     let r = apply(&mut batch, gate, line, &format!("turns[{i}]."))?;
                     out.push(json!({"turn": turn, "rid": r.rid.to_hex(), "new": r.new}));
+                    spans.push(r.rid);
+                }
+                if let Some(key) = args.idempotency_key {
+                    let receipt = cairn::record::Receipt { stream: args.stream.clone(), key, payload, spans };
+                    batch.append(receipt).map_err(internal)?;
                 }
                 batch.commit().map_err(internal)?;
-                Ok(out)
+                Ok((out, false))
             })
             .await?;
         let text = format!(
-            "recorded {} turn(s) in stream {stream}: {}",
+            "{} {} turn(s) in stream {stream}: {}",
+            if replayed { "already recorded under this idempotency key:" } else { "recorded" },
             recorded.len(),
             recorded
                 .iter()
@@ -546,7 +616,7 @@ impl Memory {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        Ok(answer(text, json!({"stream": stream, "turns": recorded})))
+        Ok(answer(text, json!({"stream": stream, "turns": recorded, "replayed": replayed})))
     }.await)
     }
 

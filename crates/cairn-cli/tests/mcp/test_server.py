@@ -233,3 +233,34 @@ def test_the_tools_say_their_rules_and_offer_a_way_out(tmp_path):
                 assert r.is_error, text(r)
 
     run(go())
+
+
+def test_a_retried_record_turns_with_its_key_records_nothing_twice_even_after_a_restart(tmp_path):
+    db = tmp_path / "retry.redb"
+    turns = [{"role": "user", "text": f"turn text {i}"} for i in range(14)]
+
+    async def call(args_list):
+        async with stdio(db) as (read, write):
+            return await session_calls(read, write, [("record_turns", a) for a in args_list])
+
+    first, again = run(call([
+        {"stream": "r", "turns": turns, "idempotency_key": "call-1"},
+        {"stream": "r", "turns": turns, "idempotency_key": "call-1"},
+    ]))
+    assert [t["turn"] for t in first.structured_content["turns"]] == list(range(14))
+    assert again.structured_content["replayed"] and again.structured_content["turns"] == [dict(t, new=False) for t in first.structured_content["turns"]]
+    # After a restart, the same retry is still a no-op; the same key with other turns is refused.
+    after, other = run(call([
+        {"stream": "r", "turns": turns, "idempotency_key": "call-1"},
+        {"stream": "r", "turns": turns[:3], "idempotency_key": "call-1"},
+    ]))
+    assert after.structured_content["replayed"], text(after)
+    assert other.is_error and "other turns" in text(other), text(other)
+    # Near miss: a new key records new turns.
+    (fresh,) = run(call([{"stream": "r", "turns": turns[:2], "idempotency_key": "call-2"}]))
+    assert [t["turn"] for t in fresh.structured_content["turns"]] == [14, 15]
+    out = subprocess.run([CAIRN, "--db", str(db), "--json", "stats"], capture_output=True, text=True)
+    st = json.loads(out.stdout)
+    assert st["streams"][0]["spans"] == 16 and st["kinds"]["receipt"] == 2, st
+    v = subprocess.run([CAIRN, "--db", str(db), "verify"], capture_output=True, text=True)
+    assert v.returncode == 0, v.stdout + v.stderr
