@@ -111,43 +111,69 @@ pub struct Context {
 pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context> {
     let mut used = 0;
     let mut pins = Vec::new();
-    for (name, rid) in read.pins(stream)? {
-        if let Some(Record::Pin(pin)) = read.get(&rid)? {
-            for item in pin.items {
-                used += tokens(&item.text);
-                pins.push(PinLine {
-                    pin: name.clone(),
-                    class: item.class,
-                    text: item.text,
-                    witness: item.witness,
-                });
-            }
+    for (name, pin) in pins_checked(read, stream)? {
+        for item in pin.items {
+            used += tokens(&item.text);
+            pins.push(PinLine {
+                pin: name.clone(),
+                class: item.class,
+                text: item.text,
+                witness: item.witness,
+            });
         }
     }
     let over_budget = used > budget;
     let state = read.stream(stream)?;
+    if state.head.is_none() && state.summaries > 0 {
+        return Err(damage(
+            "streams",
+            format!(
+                "stream {stream} counts {} admitted summaries but names no head",
+                state.summaries
+            ),
+        ));
+    }
     let mut claims = Vec::new();
     let mut dropped_claims = 0;
     if let Some(head) = state.head {
+        let summary = match read.named(&head, "streams")? {
+            Record::Summary(s) if s.stream == stream => s.claims,
+            _ => {
+                return Err(damage(
+                    "streams",
+                    format!("the head of stream {stream}, {head}, is not a summary of it"),
+                ))
+            }
+        };
         let verdict = match read.verdict_of(&head)? {
-            Some(v) => match read.get(&v)? {
-                Some(Record::Verdict(v)) => Some(v),
-                _ => None,
+            Some(v) => match read.named(&v, "verdicts")? {
+                Record::Verdict(v) if v.subject == head && v.admitted => v,
+                _ => {
+                    return Err(damage(
+                        "verdicts",
+                        format!("the verdict of head {head} is not its admission"),
+                    ))
+                }
             },
-            None => None,
+            None => {
+                return Err(damage(
+                    "verdicts",
+                    format!("the head of stream {stream}, {head}, has no verdict"),
+                ))
+            }
         };
-        let summary = match read.get(&head)? {
-            Some(Record::Summary(s)) => s.claims,
-            _ => Vec::new(),
-        };
+        let verdict = Some(verdict);
         for rid in summary {
             // Once one claim is left out, the rest are counted, not read.
             if dropped_claims > 0 {
                 dropped_claims += 1;
                 continue;
             }
-            let Some(Record::Claim(claim)) = read.get(&rid)? else {
-                continue;
+            let Record::Claim(claim) = read.named(&rid, "records")? else {
+                return Err(damage(
+                    "records",
+                    format!("summary {head} holds {rid}, which is not a claim"),
+                ));
             };
             let cost = tokens(&claim.text);
             if used + cost > budget {
@@ -202,7 +228,9 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
         }
         dropped_decision_turns.sort_unstable();
         // Then the other turns of the window, newest first, while they fit.
+        let (mut walked, mut full) = (0u64, false);
         read.window_newest_first(stream, |turn, rid| {
+            walked += 1;
             if taken.contains(&rid) {
                 return Ok(true);
             }
@@ -212,9 +240,19 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
                     spans.push(line);
                     Ok(true)
                 }
-                None => Ok(false),
+                None => {
+                    full = true;
+                    Ok(false)
+                }
             }
         })?;
+        // Walked to its end, the window holds as many turns as the stream's state counts.
+        if !full && walked != window {
+            return Err(damage(
+                "turns",
+                format!("stream {stream}'s window holds {walked} turns, its state counts {window}"),
+            ));
+        }
         spans.sort_by_key(|s| std::cmp::Reverse(s.turn));
     }
     Ok(Context {
@@ -230,6 +268,49 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
         dropped_decision_turns,
         spans,
     })
+}
+
+/// Damage found in a derived table: never an empty or different answer.
+fn damage(table: &'static str, detail: String) -> crate::error::Error {
+    crate::error::ErrorKind::CorruptFile {
+        path: format!("{table} table").into(),
+        detail,
+    }
+    .into()
+}
+
+/// A stream's pins by name, each checked against the log: the pins table must name pin records
+/// of the stream, and every pin record of the stream (found through the kind index, a second
+/// structure) must be in it, so one damaged entry cannot drop a pinned prohibition unseen.
+fn pins_checked<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, crate::record::Pin)>> {
+    let mut out = Vec::new();
+    for (name, rid) in read.pins(stream)? {
+        match read.named(&rid, "pins")? {
+            Record::Pin(p) if p.stream == stream && p.name == name => out.push((name, p)),
+            _ => {
+                return Err(damage(
+                    "pins",
+                    format!("pin {name:?} of stream {stream} names {rid}, which is not that pin"),
+                ))
+            }
+        }
+    }
+    let mut of_stream = 0;
+    for rid in read.of_kind(crate::record::Kind::Pin)? {
+        if let Record::Pin(p) = read.named(&rid, "by_kind")? {
+            of_stream += usize::from(p.stream == stream);
+        }
+    }
+    if of_stream != out.len() {
+        return Err(damage(
+            "pins",
+            format!(
+                "stream {stream} has {of_stream} pin records but its pins table names {}",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
 }
 
 /// At most this share of the budget left for turns goes to one turn: a longer turn is cut
@@ -248,8 +329,20 @@ fn fitted<R: Read>(
     cap: usize,
     left: usize,
 ) -> Result<Option<(SpanLine, usize)>> {
-    let Some(Record::Span(s)) = read.get(&rid)? else {
-        return Ok(None);
+    if read.evicted_by(&rid)?.is_some() {
+        return Err(damage(
+            "evictions",
+            format!("span {rid} is in the window and evicted"),
+        ));
+    }
+    let s = match read.named(&rid, "turns")? {
+        Record::Span(s) if s.turn == turn => s,
+        _ => {
+            return Err(damage(
+                "turns",
+                format!("turn {turn} names {rid}, which is not that turn's span"),
+            ))
+        }
     };
     let chars = s.text.chars().count();
     let (text, truncated) = if tokens(&s.text) <= cap {

@@ -97,11 +97,17 @@ pub fn recall<R: Read>(
     };
     let texts = read.recall_term("")?.map_or(0, |(_, n)| n);
     let mut weights: Vec<(String, u32, f64)> = Vec::new();
+    let mut dfs: HashMap<u32, u64, BuildHasherDefault<Fnv>> = HashMap::default();
+    let mut unknown: Vec<String> = Vec::new();
     for (term, _) in terms(query).0 {
         if let Some((id, df)) = read.recall_term(&term)? {
             weights.push((term, id, idf(texts, df)));
+            dfs.insert(id, df);
+        } else {
+            unknown.push(term);
         }
     }
+    let unknown: Vec<&str> = unknown.iter().map(String::as_str).collect();
     // Rarest first, so that the common terms' postings can be skipped once they cannot change
     // which texts are candidates (MaxScore: Turtle and Flood, 1995).
     weights.sort_by(|a, b| b.2.total_cmp(&a.2));
@@ -124,6 +130,16 @@ pub fn recall<R: Read>(
             read_so_far += 1;
             read_so_far < POSTINGS_READ
         })?;
+        // A term's whole list, read over all streams, holds as many postings as texts hold
+        // the term: one more or one less is a damaged index, not a different answer.
+        let df = dfs.get(term).copied().unwrap_or(0);
+        if scope.is_none() && read_so_far < POSTINGS_READ && read_so_far as u64 != df {
+            return Err(ErrorKind::CorruptFile {
+                path: "recall table".into(),
+                detail: format!("a term held by {df} texts has {read_so_far} postings"),
+            }
+            .into());
+        }
     }
     let mut candidates: Vec<(u64, f64)> = partial.into_iter().collect();
     let best_first = |a: &(u64, f64), b: &(u64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
@@ -136,13 +152,26 @@ pub fn recall<R: Read>(
     let mut scored = Vec::with_capacity(candidates.len());
     for (index, _) in candidates {
         let Some((rid, record)) = read.record_at(index)? else {
-            continue;
+            return Err(ErrorKind::CorruptFile {
+                path: "recall table".into(),
+                detail: format!("a posting names log index {index}, which the log does not hold"),
+            }
+            .into());
         };
         let text = match &record {
             Record::Span(s) => &s.text,
             Record::Claim(c) => &c.text,
             _ => continue,
         };
+        // A query term the terms table does not know cannot be in an indexed text: one that is
+        // means the terms table lost it.
+        if !unknown.is_empty() && occurrences(text, &unknown).0.iter().any(|n| *n > 0) {
+            return Err(ErrorKind::CorruptFile {
+                path: "terms table".into(),
+                detail: format!("a query term is missing from it but held by record {rid}"),
+            }
+            .into());
+        }
         let (tf, len) = occurrences(text, &asked);
         let score: f64 = (weights.iter().zip(tf))
             .filter(|(_, tf)| *tf > 0)
@@ -190,8 +219,8 @@ fn hit<R: Read>(read: &R, rid: Rid, record: Record, score: f64) -> Result<Hit> {
         Record::Claim(c) => {
             (hit.status, hit.admitted) = standing(read, &rid)?;
             for w in &c.witnesses {
-                let turn = match read.get(w)? {
-                    Some(Record::Span(s)) => Some(s.turn),
+                let turn = match read.named(w, "rids")? {
+                    Record::Span(s) => Some(s.turn),
                     _ => None,
                 };
                 hit.witnesses.push((*w, turn));

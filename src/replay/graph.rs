@@ -11,9 +11,15 @@ use std::collections::HashSet;
 pub fn records<R: Read>(read: &R, stream: Option<&str>) -> Result<Vec<(u64, Rid, Record)>> {
     let mut out = Vec::new();
     let mut kept: HashSet<Rid> = HashSet::new();
-    for i in 0..read.len()? {
+    let len = read.len()?;
+    // The log is dense: an index past its length that holds a record, or one below it that
+    // holds none, is a damaged log, not a shorter one.
+    if read.rid_at(len)?.is_some() {
+        return Err(gap(len, "holds a record past the log's length"));
+    }
+    for i in 0..len {
         let Some((rid, record)) = read.record_at(i)? else {
-            continue;
+            return Err(gap(i, "holds no record, though the log is longer"));
         };
         let keep = match (stream, record.stream()) {
             (None, _) => true,
@@ -26,6 +32,14 @@ pub fn records<R: Read>(read: &R, stream: Option<&str>) -> Result<Vec<(u64, Rid,
         }
     }
     Ok(out)
+}
+
+fn gap(index: u64, what: &str) -> crate::error::Error {
+    crate::error::ErrorKind::CorruptFile {
+        path: "log table".into(),
+        detail: format!("log index {index} {what}"),
+    }
+    .into()
 }
 
 /// The stable node id of a record in dot output: `r` and the first 16 hex digits of its rid.

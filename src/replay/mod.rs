@@ -135,12 +135,32 @@ pub(crate) type Expanded = (Node, Vec<(Rid, Hop)>);
 fn boundaries<R: Read>(read: &R, stream: &str) -> Result<Vec<(Rid, u64, Summary)>> {
     let mut out = Vec::new();
     for rid in read.of_kind(Kind::Summary)? {
-        if let Some(Record::Summary(s)) = read.get_trusted(&rid)? {
-            if s.stream == stream {
+        match read.named(&rid, "by_kind")? {
+            Record::Summary(s) if s.stream == stream => {
                 let index = read.index_of(&rid)?.unwrap_or_default();
                 out.push((rid, index, s));
             }
+            Record::Summary(_) => {}
+            _ => {
+                return Err(ErrorKind::CorruptFile {
+                    path: "by_kind table".into(),
+                    detail: format!("{rid} is listed as a summary and is not one"),
+                }
+                .into())
+            }
         }
+    }
+    // The kind index and the stream's count are two structures: they must agree.
+    let counted = read.stream(stream)?.proposals;
+    if counted != out.len() as u64 {
+        return Err(ErrorKind::CorruptFile {
+            path: "by_kind table".into(),
+            detail: format!(
+                "stream {stream} counts {counted} summaries, the kind index lists {}",
+                out.len()
+            ),
+        }
+        .into());
     }
     Ok(out)
 }
@@ -150,10 +170,14 @@ fn verdict_of<R: Read>(read: &R, subject: &Rid) -> Result<Option<(u64, Verdict)>
         return Ok(None);
     };
     let index = read.index_of(&v)?.unwrap_or_default();
-    Ok(match read.get_trusted(&v)? {
-        Some(Record::Verdict(v)) => Some((index, v)),
-        _ => None,
-    })
+    match read.named(&v, "verdicts")? {
+        Record::Verdict(v) if v.subject == *subject => Ok(Some((index, v))),
+        _ => Err(ErrorKind::CorruptFile {
+            path: "verdicts table".into(),
+            detail: format!("the verdict of {subject} names {v}, which is not its verdict"),
+        }
+        .into()),
+    }
 }
 
 /// Reads for one `why`, each made once: a derivation visits the same records, reverse
@@ -204,9 +228,11 @@ impl<'a, R: Read> Walker<'a, R> {
         if let Some(hit) = self.records.get(rid) {
             return Ok(hit.clone());
         }
+        // Every rid walked is a link of a record, and links point only to records in the log:
+        // one that is not there is damage.
         let found = match self.read.index_of(rid)? {
             Some(i) => self.read.trusted_at(*rid, i)?.map(|r| (i, Rc::new(r))),
-            None => None,
+            None => return Err(crate::store::missing(*rid, "rids").into()),
         };
         self.records.insert(*rid, found.clone());
         Ok(found)
@@ -231,6 +257,9 @@ impl<'a, R: Read> Walker<'a, R> {
             return Ok(*hit);
         }
         let kind = self.read.kind_of(rid)?;
+        if kind.is_none() {
+            return Err(crate::store::missing(*rid, "rids").into());
+        }
         self.kinds.insert(*rid, kind);
         Ok(kind)
     }
@@ -975,10 +1004,14 @@ pub fn replay<R: Read>(read: &R, stream: &str) -> Result<Replay> {
 
 /// A claim's text and whether it is actionable; empty for a rid that is not a claim.
 fn claim_text<R: Read>(read: &R, rid: &Rid) -> Result<(String, bool)> {
-    Ok(match read.get_trusted(rid)? {
-        Some(Record::Claim(c)) => (c.text, c.actionable),
-        _ => (String::new(), false),
-    })
+    match read.named(rid, "rids")? {
+        Record::Claim(c) => Ok((c.text, c.actionable)),
+        _ => Err(ErrorKind::CorruptFile {
+            path: "records table".into(),
+            detail: format!("a summary holds {rid}, which is not a claim"),
+        }
+        .into()),
+    }
 }
 
 /// Boundary `number` of a stream: summary `s` at log index `at.1`, after the stream's
@@ -1012,7 +1045,7 @@ fn boundary<R: Read>(
         author: s.author.name().to_string(),
         budget: s.budget,
         parent_budget: parent_budget(read, s)?,
-        depth: read.facts(&rid)?.and_then(|f| f.depth).unwrap_or(0),
+        depth: checked_depth(read, &rid, s)?,
         self_score: s.self_score.map(score_to_unit),
         anchored_score: verdict
             .as_ref()
@@ -1049,14 +1082,53 @@ fn boundary<R: Read>(
         }
     }
     for sp in &s.evicts {
-        if let Some(Record::Span(x)) = read.get_trusted(sp)? {
-            b.evicted.push(x.turn);
+        match read.named(sp, "records")? {
+            Record::Span(x) => b.evicted.push(x.turn),
+            _ => {
+                return Err(ErrorKind::CorruptFile {
+                    path: "records table".into(),
+                    detail: format!("summary {rid} evicts {sp}, which is not a span"),
+                }
+                .into())
+            }
         }
     }
     b.evicted.sort_unstable();
     b.fabrication_rate = rate(fabricated, s.claims.len());
     b.laundering_rate = rate(laundered_actionable, actionable);
     Ok(b)
+}
+
+/// A summary's stored depth, checked against its parent's by the rule that derived it
+/// (SPEC.md section 4.3): a separate pass is 0; a self-authored summary with a parent is the
+/// parent's + 1, or 0 when it asked to be re-grounded; a first one is 0 (1 under rules 1).
+/// A depth the rule cannot give is a damaged facts table.
+fn checked_depth<R: Read>(read: &R, rid: &Rid, s: &Summary) -> Result<u32> {
+    let depth = |r: &Rid| -> Result<Option<u32>> { Ok(read.facts(r)?.and_then(|f| f.depth)) };
+    let Some(d) = depth(rid)? else {
+        return Err(damaged_facts(rid));
+    };
+    let fits = match (s.author, s.parent) {
+        (crate::record::Author::Separate, _) => d == 0,
+        (_, None) => d <= 1,
+        (_, Some(p)) => match depth(&p)? {
+            Some(pd) => d == pd.saturating_add(1) || (s.reground && d == 0),
+            None => false,
+        },
+    };
+    if fits {
+        Ok(d)
+    } else {
+        Err(damaged_facts(rid))
+    }
+}
+
+fn damaged_facts(rid: &Rid) -> crate::error::Error {
+    ErrorKind::CorruptFile {
+        path: "facts table".into(),
+        detail: format!("the depth stored for summary {rid} is not what its chain gives"),
+    }
+    .into()
 }
 
 /// The budget of a summary's parent, if it has one.

@@ -9,7 +9,7 @@ mod verify;
 pub use backend::Storage;
 pub(crate) use read::sealed::Sealed;
 use read::SnapshotTx;
-pub(crate) use read::Trusted;
+pub(crate) use read::{missing, Trusted};
 pub use read::{Read, Standing};
 use tables::classify_by;
 pub use tables::{classify, Facts, Item, StreamState};
@@ -418,6 +418,22 @@ impl Ledger {
                 let format = meta.get("format")?.map(|g| g.value().to_vec());
                 // A ledger from before rules were versioned derived by version 1.
                 let written = meta.get("rules")?.map(|g| g.value().to_vec());
+                // The id check (written since 2026-12-01) covers the rules version too: a ledger
+                // with one derives by the version it names, and a flipped version is damage.
+                let id = meta.get("ledger_id")?.map(|g| g.value().to_vec());
+                let check = meta.get(LEDGER_ID_CHECK)?.map(|g| g.value().to_vec());
+                if let Some(check) = &check {
+                    let rules = written.as_deref().and_then(|w| w.first().copied());
+                    let expected =
+                        ledger_id_check(id.as_deref().unwrap_or_default(), rules.unwrap_or(0));
+                    if expected.as_slice() != check.as_slice() {
+                        return Err(ErrorKind::CorruptFile {
+                            path: self.path.clone(),
+                            detail: "its ledger id or rules version does not match the check written beside them".into(),
+                        }
+                        .into());
+                    }
+                }
                 match format.as_deref() {
                     Some([FORMAT_VERSION]) => match written.as_deref() {
                         None => Ok(Some(1)),
@@ -495,7 +511,7 @@ impl Ledger {
             meta.insert(RECALL_META, [RECALL_VERSION].as_slice())?;
             let id = new_ledger_id(&self.path);
             meta.insert("ledger_id", id.as_slice())?;
-            meta.insert(LEDGER_ID_CHECK, ledger_id_check(&id).as_slice())?;
+            meta.insert(LEDGER_ID_CHECK, ledger_id_check(&id, rules).as_slice())?;
             meta.insert("rules", [rules].as_slice())?;
         }
         txn.commit()?;
@@ -519,6 +535,23 @@ impl Ledger {
         let snap = self.db.begin_read()?;
         let meta = snap.open_table(META)?;
         let id = meta.get("ledger_id")?.map(|g| g.value().to_vec());
+        let check = meta.get(LEDGER_ID_CHECK)?.map(|g| g.value().to_vec());
+        if id.as_ref().is_none_or(|i| i.len() != 16) {
+            return Err(ErrorKind::CorruptFile {
+                path: self.path.clone(),
+                detail: "its meta table has no 16-byte ledger id".into(),
+            }
+            .into());
+        }
+        if let (Some(id), Some(check)) = (&id, &check) {
+            if ledger_id_check(id, self.rules).as_slice() != check.as_slice() {
+                return Err(ErrorKind::CorruptFile {
+                    path: self.path.clone(),
+                    detail: "its ledger id does not match the check written beside it".into(),
+                }
+                .into());
+            }
+        }
         Ok(id
             .map(|b| b.iter().map(|x| format!("{x:02x}")).collect())
             .unwrap_or_default())
@@ -1085,11 +1118,13 @@ impl Batch {
 /// The meta entry that holds a check of the ledger id, so that `verify` sees it altered.
 pub(crate) const LEDGER_ID_CHECK: &str = "ledger_id_check";
 
-/// The check of a ledger id: the first 16 bytes of BLAKE3("cairn-ledger-id\0" || id).
-pub(crate) fn ledger_id_check(id: &[u8]) -> [u8; 16] {
+/// The check of a ledger's id and rules version, both fixed at creation: the first 16 bytes
+/// of BLAKE3("cairn-ledger-id\0" || id || rules).
+pub(crate) fn ledger_id_check(id: &[u8], rules: u8) -> [u8; 16] {
     let mut h = blake3::Hasher::new();
     h.update(b"cairn-ledger-id\0");
     h.update(id);
+    h.update(&[rules]);
     let mut out = [0u8; 16];
     out.copy_from_slice(&h.finalize().as_bytes()[..16]);
     out

@@ -202,22 +202,68 @@ pub trait Read: sealed::Sealed {
         Ok(Some((rid, record)))
     }
 
-    /// A record by rid.
+    /// A record by rid: the rid index must lead to a log entry of that very rid.
     fn get(&self, rid: &Rid) -> Result<Option<Record>> {
-        match self.index_of(rid)? {
-            Some(i) => Ok(self.record_at(i)?.map(|(_, r)| r)),
-            None => Ok(None),
+        let Some(i) = self.index_of(rid)? else {
+            return Ok(None);
+        };
+        match self.record_at(i)? {
+            Some((at, r)) if at == *rid => Ok(Some(r)),
+            _ => Err(ErrorKind::CorruptFile {
+                path: "rids table".into(),
+                detail: format!("it sends {rid} to log index {i}, which holds another record"),
+            }
+            .into()),
         }
     }
 
-    /// The kind of a record by rid, read from its header byte without decoding it.
+    /// The kind of a record by rid, read from its header byte without decoding it (its bytes
+    /// are checked against the rid).
     fn kind_of(&self, rid: &Rid) -> Result<Option<Kind>> {
         let Some(index) = self.index_of(rid)? else {
             return Ok(None);
         };
         let records = self.tx().table(RECORDS)?;
-        let guard = records.get(index)?;
-        Ok(guard.and_then(|g| g.value().get(1).copied().and_then(Kind::from_byte)))
+        let Some(guard) = records.get(index)? else {
+            return Err(missing(*rid, "rids").into());
+        };
+        if Rid::of_bytes(guard.value()) != *rid {
+            return Err(ErrorKind::CorruptRecord {
+                rid: *rid,
+                index,
+                detail: "its bytes no longer hash to its rid".into(),
+            }
+            .into());
+        }
+        Ok(guard.value().get(1).copied().and_then(Kind::from_byte))
+    }
+
+    /// The kind of the record at a log index, its bytes checked against the logged rid; a
+    /// missing record below the log's length is damage.
+    fn kind_at(&self, index: u64) -> Result<Kind> {
+        let rid = self.rid_at(index)?.ok_or_else(|| ErrorKind::CorruptFile {
+            path: "log table".into(),
+            detail: format!("log index {index} holds no rid, though the log is longer"),
+        })?;
+        let corrupt = |detail: &str| ErrorKind::CorruptRecord {
+            rid,
+            index,
+            detail: detail.to_string(),
+        };
+        let records = self.tx().table(RECORDS)?;
+        let guard = records
+            .get(index)?
+            .ok_or_else(|| corrupt("its bytes are missing from the records table"))?;
+        if Rid::of_bytes(guard.value()) != rid {
+            return Err(corrupt("its bytes no longer hash to its rid").into());
+        }
+        let kind = guard.value().get(1).copied().and_then(Kind::from_byte);
+        Ok(kind.ok_or_else(|| corrupt("its kind byte names no kind"))?)
+    }
+
+    /// A record a derived table names: its absence is damage, not an empty answer.
+    fn named(&self, rid: &Rid, table: &'static str) -> Result<Record> {
+        self.get(rid)?.ok_or_else(|| missing(*rid, table).into())
     }
 
     /// The derived facts of a claim or summary.
@@ -233,15 +279,55 @@ pub trait Read: sealed::Sealed {
     fn stream(&self, stream: &str) -> Result<StreamState> {
         let table = self.tx().table(STREAMS)?;
         let Some(g) = table.get(stream)? else {
+            // A stream with spans always has a state: its absence is damage.
+            if self.last_turn(stream)?.is_some() {
+                return Err(ErrorKind::CorruptFile {
+                    path: "streams table".into(),
+                    detail: format!("stream {stream} has turns but no state"),
+                }
+                .into());
+            }
             return Ok(StreamState::default());
         };
-        super::decode_state(g.value()).ok_or_else(|| {
-            ErrorKind::CorruptFile {
-                path: "streams table".into(),
-                detail: format!("the state of stream {stream} does not decode"),
+        let state = super::decode_state(g.value()).ok_or_else(|| ErrorKind::CorruptFile {
+            path: "streams table".into(),
+            detail: format!("the state of stream {stream} does not decode"),
+        })?;
+        // An admitted summary is always the head of some state: a state that counts admitted
+        // summaries and names no head, or names more evicted spans than spans, is damaged.
+        let len = self.len()?;
+        let counts = [
+            state.spans,
+            state.evicted,
+            state.summaries,
+            state.refused,
+            state.proposals,
+        ];
+        let head_ok = match state.head {
+            None => state.summaries == 0,
+            Some(h) => {
+                let summary =
+                    matches!(self.get(&h)?, Some(Record::Summary(s)) if s.stream == stream);
+                let verdict = match self.verdict_of(&h)? {
+                    Some(v) => self.get(&v)?,
+                    None => None,
+                };
+                summary
+                    && matches!(verdict, Some(Record::Verdict(v)) if v.admitted && v.subject == h)
             }
-            .into()
-        })
+        };
+        if !head_ok
+            || counts.iter().any(|c| *c > len)
+            || state.evicted > state.spans
+            || state.summaries + state.refused > state.proposals
+        {
+            return Err(ErrorKind::CorruptFile {
+                path: "streams table".into(),
+                detail: format!("the state of stream {stream} contradicts the log"),
+            }
+            .into());
+        }
+        Ok(state)
     }
 
     /// The names of every stream, sorted.
@@ -393,22 +479,75 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
-    /// The summary that first evicted a span, if any.
+    /// The summary that first evicted a span, if any; checked against the records: the
+    /// summary named must be admitted and evict the span, and when none is named, no admitted
+    /// summary among the span's dependents may evict it (a damaged evictions table would
+    /// otherwise put an evicted turn back in the window).
     fn evicted_by(&self, span: &Rid) -> Result<Option<Rid>> {
-        Ok(self
+        let found = self
             .tx()
             .table(EVICTIONS)?
             .get(&span.0)?
-            .map(|g| Rid(g.value())))
+            .map(|g| Rid(g.value()));
+        let evicts = |summary: &Rid| -> Result<bool> {
+            let Some(Record::Summary(s)) = self.get(summary)? else {
+                return Ok(false);
+            };
+            if !s.evicts.contains(span) {
+                return Ok(false);
+            }
+            let verdict = match self.verdict_of(summary)? {
+                Some(v) => self.get(&v)?,
+                None => None,
+            };
+            Ok(matches!(verdict, Some(Record::Verdict(v)) if v.admitted))
+        };
+        let consistent = match found {
+            Some(summary) => evicts(&summary)?,
+            None => {
+                let mut none = true;
+                for d in self.dependents(span)? {
+                    if evicts(&d)? {
+                        none = false;
+                        break;
+                    }
+                }
+                none
+            }
+        };
+        if !consistent {
+            return Err(ErrorKind::CorruptFile {
+                path: "evictions table".into(),
+                detail: format!(
+                    "its entry for span {span} disagrees with the summaries that evict it"
+                ),
+            }
+            .into());
+        }
+        Ok(found)
     }
 
-    /// The verdict on a summary or action, if it was gated.
+    /// The verdict on a summary, action or check, if it was gated. When the verdicts table
+    /// has none, the reverse links are asked too: a verdict that names the subject there is a
+    /// damaged verdicts table, not an ungated proposal.
     fn verdict_of(&self, subject: &Rid) -> Result<Option<Rid>> {
-        Ok(self
+        let found = self
             .tx()
             .table(VERDICTS)?
             .get(&subject.0)?
-            .map(|g| Rid(g.value())))
+            .map(|g| Rid(g.value()));
+        if found.is_none() {
+            for d in self.dependents(subject)? {
+                if matches!(self.get(&d)?, Some(Record::Verdict(v)) if v.subject == *subject) {
+                    return Err(ErrorKind::CorruptFile {
+                        path: "verdicts table".into(),
+                        detail: format!("verdict {d} on {subject} is missing from it"),
+                    }
+                    .into());
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// Whether a gated summary or action was admitted: false when refused or never gated.
@@ -441,11 +580,27 @@ pub trait Read: sealed::Sealed {
 
     /// A summary's boundary number: its position among its stream's summaries, from 1.
     fn ordinal(&self, summary: &Rid) -> Result<Option<u64>> {
-        Ok(self
+        let n = self
             .tx()
             .table(ORDINALS)?
             .get(&summary.0)?
-            .map(|g| g.value()))
+            .map(|g| g.value());
+        if n.is_none() && matches!(self.kind_of(summary)?, Some(Kind::Summary)) {
+            return Err(ErrorKind::CorruptFile {
+                path: "ordinals table".into(),
+                detail: format!("summary {summary} has no boundary number"),
+            }
+            .into());
+        }
+        // A boundary number counts its stream's summaries from 1: no more than the log holds.
+        if n.is_some_and(|n| n == 0 || n > self.len().unwrap_or(0)) {
+            return Err(ErrorKind::CorruptFile {
+                path: "ordinals table".into(),
+                detail: format!("summary {summary} has boundary number {}", n.unwrap_or(0)),
+            }
+            .into());
+        }
+        Ok(n)
     }
 
     /// The latest reground of a claim.
@@ -473,31 +628,54 @@ pub trait Read: sealed::Sealed {
                 refused_by: None,
             });
         }
-        if let Some(status) = recorded {
-            return Ok(Standing {
-                status,
-                admitted: true,
-                refused_by: None,
-            });
-        }
-        let mut latest: Option<(u64, Rid, crate::record::Status)> = None;
+        // The verdicts that carried the claim, through the reverse links: the latest admitted
+        // one must have set the status table, and the latest refused one speaks for a claim
+        // no admitted summary carried. The two structures must agree.
+        let mut admitted: Option<(u64, crate::record::Status)> = None;
+        let mut refused: Option<(u64, Rid, crate::record::Status)> = None;
         for dependent in self.dependents(claim)? {
+            if !matches!(self.kind_of(&dependent)?, Some(Kind::Summary)) {
+                continue;
+            }
             let Some(verdict) = self.verdict_of(&dependent)? else {
                 continue;
             };
             let Some(at) = self.index_of(&verdict)? else {
                 continue;
             };
-            if latest.is_some_and(|(i, _, _)| i > at) {
-                continue;
-            }
             if let Some(Record::Verdict(v)) = self.trusted_at(verdict, at)? {
                 if let Some(c) = v.claims.iter().find(|c| c.claim == *claim) {
-                    latest = Some((at, dependent, c.status));
+                    if v.admitted {
+                        if admitted.is_none_or(|(i, _)| i < at) {
+                            admitted = Some((at, c.status));
+                        }
+                    } else if refused.is_none_or(|(i, _, _)| i < at) {
+                        refused = Some((at, dependent, c.status));
+                    }
                 }
             }
         }
-        if let Some((_, summary, status)) = latest {
+        let status_damaged = || -> crate::error::Error {
+            ErrorKind::CorruptFile {
+                path: "status table".into(),
+                detail: format!(
+                    "the status of claim {claim} is not what its latest admitted verdict gave it"
+                ),
+            }
+            .into()
+        };
+        match (recorded, admitted) {
+            (Some(status), Some((_, given))) if status == given => {
+                return Ok(Standing {
+                    status,
+                    admitted: true,
+                    refused_by: None,
+                })
+            }
+            (None, None) => {}
+            _ => return Err(status_damaged()),
+        }
+        if let Some((_, summary, status)) = refused {
             return Ok(Standing {
                 status,
                 admitted: false,
@@ -556,7 +734,20 @@ pub trait Read: sealed::Sealed {
     /// Whether the ledger holds the recall index (SPEC.md section 10b): a ledger written
     /// before it existed gets it when it is first opened for writing.
     fn has_recall_index(&self) -> Result<bool> {
-        Ok(self.tx().table(META)?.get(super::RECALL_META)?.is_some())
+        let meta = self.tx().table(META)?;
+        if meta.get(super::RECALL_META)?.is_some() {
+            return Ok(true);
+        }
+        // A ledger created with the id check was created with the index: without its entry
+        // the meta table is damaged, not old.
+        if meta.get(super::LEDGER_ID_CHECK)?.is_some() {
+            return Err(ErrorKind::CorruptFile {
+                path: "meta table".into(),
+                detail: "the recall index's entry is missing from a ledger created with it".into(),
+            }
+            .into());
+        }
+        Ok(false)
     }
 
     /// A term of the recall index: its id and the number of spans and claims that hold it.
@@ -641,6 +832,14 @@ pub trait Read: sealed::Sealed {
     }
 }
 
+/// The damage of a derived table that names a record the log does not hold.
+pub(crate) fn missing(rid: Rid, table: &'static str) -> ErrorKind {
+    ErrorKind::CorruptFile {
+        path: format!("{table} table").into(),
+        detail: format!("it names record {rid}, which the log does not hold"),
+    }
+}
+
 /// Reads for the ledger's own hot paths and bookkeeping, beside [`Read`]: records decoded
 /// without re-checking them, the stored Merkle nodes, and the last checkpoint signed. Private
 /// to the crate, so a user's reads always go through the checks.
@@ -660,6 +859,16 @@ pub(crate) trait Trusted: Read {
         let Some(guard) = records.get(index)? else {
             return Ok(None);
         };
+        // The hash is checked (a flipped bit in a record, or in the rid index that led here,
+        // is damage, never a different record); the canonical re-encoding is not.
+        if Rid::of_bytes(guard.value()) != rid {
+            return Err(ErrorKind::CorruptRecord {
+                rid,
+                index,
+                detail: "its bytes no longer hash to its rid".into(),
+            }
+            .into());
+        }
         let record =
             crate::record::decode_trusted(guard.value()).map_err(|e| ErrorKind::CorruptRecord {
                 rid,

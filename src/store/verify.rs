@@ -208,13 +208,22 @@ fn check_ledger_id(out: &mut VerifyReport, tx: &ReadTransaction) -> Result<()> {
     let check = meta
         .get(super::LEDGER_ID_CHECK)?
         .map(|g| g.value().to_vec());
+    let rules = meta
+        .get("rules")?
+        .and_then(|g| g.value().first().copied())
+        .unwrap_or(0);
     let problem = match (&id, &check) {
         (None, _) => Some("the meta table has no ledger id".to_string()),
         (Some(id), _) if id.len() != 16 => {
             Some(format!("the ledger id is {} bytes long, not 16", id.len()))
         }
-        (Some(id), Some(check)) if super::ledger_id_check(id).as_slice() != check.as_slice() => {
-            Some("the ledger id does not match its check: one of them was altered".to_string())
+        (Some(id), Some(check))
+            if super::ledger_id_check(id, rules).as_slice() != check.as_slice() =>
+        {
+            Some(
+                "the ledger id or rules version does not match their check: one was altered"
+                    .to_string(),
+            )
         }
         _ => None,
     };

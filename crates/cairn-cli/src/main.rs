@@ -660,14 +660,7 @@ fn verify_copy(path: &Path) -> Option<cairn::VerifyReport> {
 fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
     let snap = ledger.snapshot()?;
     let records = snap.len()?;
-    let mut kinds = [0u64; Kind::ALL.len() + 1];
-    for i in 0..records {
-        if let Some(rid) = snap.rid_at(i)? {
-            if let Some(k) = snap.kind_of(&rid)? {
-                kinds[k as usize] += 1;
-            }
-        }
-    }
+    let kinds = recount(&snap, records)?;
     let by_kind: serde_json::Map<_, _> = Kind::ALL
         .iter()
         .map(|k| (k.name().to_string(), json!(kinds[*k as usize])))
@@ -692,6 +685,119 @@ fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
         "claims_deeper_than_two": snap.deeper_than(Kind::Claim, 2)?.len(),
         "file_bytes": std::fs::metadata(ledger.path()).map(|m| m.len()).unwrap_or(0),
     }))
+}
+
+/// Every record's kind counted from the log itself, and what the derived tables say of the
+/// streams, the unanchored claims and the chains deeper than two, recomputed from the records
+/// as the log has them: stats prints numbers, and a damaged table must not change one unseen.
+fn recount(snap: &cairn::Snapshot, records: u64) -> Result<[u64; Kind::ALL.len() + 1], Failure> {
+    use cairn::record::Record;
+    use std::collections::{HashMap, HashSet};
+    #[derive(Default)]
+    struct Tally {
+        spans: u64,
+        evicted: HashSet<cairn::record::Rid>,
+        summaries: u64,
+        refused: u64,
+        proposals: u64,
+        head: Option<cairn::record::Rid>,
+    }
+    let mut kinds = [0u64; Kind::ALL.len() + 1];
+    let mut streams: HashMap<String, Tally> = HashMap::new();
+    let mut summaries: HashMap<cairn::record::Rid, cairn::record::Summary> = HashMap::new();
+    let (mut unanchored, mut deep_summaries, mut deep_claims) = (0usize, 0usize, 0usize);
+    for i in 0..records {
+        let Some((rid, record)) = snap.record_at(i)? else {
+            return Err(damaged(format!(
+                "log index {i} holds no record, though the log is longer"
+            )));
+        };
+        kinds[record.kind() as usize] += 1;
+        match &record {
+            Record::Span(x) => streams.entry(x.stream.clone()).or_default().spans += 1,
+            Record::Summary(x) => {
+                streams.entry(x.stream.clone()).or_default().proposals += 1;
+                summaries.insert(rid, x.clone());
+            }
+            Record::Verdict(v) => {
+                if let Some(x) = summaries.get(&v.subject) {
+                    let t = streams.entry(x.stream.clone()).or_default();
+                    if v.admitted {
+                        t.summaries += 1;
+                        t.head = Some(v.subject);
+                        t.evicted.extend(x.evicts.iter().copied());
+                    } else {
+                        t.refused += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if matches!(record.kind(), Kind::Claim | Kind::Summary) {
+            let Some(f) = snap.facts(&rid)? else {
+                return Err(damaged(format!("the facts of {rid} are missing")));
+            };
+            let deep = f.anchored && f.depth.is_some_and(|d| d > 2);
+            match record.kind() {
+                Kind::Claim => {
+                    unanchored += usize::from(!f.anchored);
+                    deep_claims += usize::from(deep);
+                }
+                _ => deep_summaries += usize::from(deep),
+            }
+        }
+    }
+    let stored = snap.streams()?;
+    if stored.len() != streams.len() {
+        return Err(damaged(format!(
+            "the streams table names {} streams, the log {}",
+            stored.len(),
+            streams.len()
+        )));
+    }
+    for name in stored {
+        let s = snap.stream(&name)?;
+        let t = streams.remove(&name).unwrap_or_default();
+        let same = (
+            s.spans,
+            s.evicted,
+            s.summaries,
+            s.refused,
+            s.proposals,
+            s.head,
+        ) == (
+            t.spans,
+            t.evicted.len() as u64,
+            t.summaries,
+            t.refused,
+            t.proposals,
+            t.head,
+        );
+        if !same {
+            return Err(damaged(format!(
+                "the state of stream {name} is not what its records give"
+            )));
+        }
+    }
+    let counted = (
+        snap.unanchored_claims()?.len(),
+        snap.deeper_than(Kind::Summary, 2)?.len(),
+        snap.deeper_than(Kind::Claim, 2)?.len(),
+    );
+    if counted != (unanchored, deep_summaries, deep_claims) {
+        return Err(damaged(
+            "the unanchored or depths index disagrees with the facts table".into(),
+        ));
+    }
+    Ok(kinds)
+}
+
+/// A damaged ledger found by a read command: exit 3.
+fn damaged(detail: String) -> Failure {
+    Failure {
+        code: 3,
+        message: format!("the ledger is damaged: {detail}; run `cairn verify` on it, and restore it from a copy if verify fails"),
+    }
 }
 
 fn print_stats(v: &serde_json::Value, as_json: bool) {
