@@ -91,3 +91,83 @@ fn every_flip_is_harmless_or_caught_and_none_panics() {
         "some flips must be caught"
     );
 }
+
+/// The read commands of issue 22, row 12, with the arguments they are run with.
+const READS: &[(&str, &[&str])] = &[
+    ("stats", &["--json", "stats"]),
+    ("context", &["context", "migration"]),
+    ("recall", &["recall", "DROP TABLE orders"]),
+    ("why", &["why", "prior:0", "--stream", "staging"]),
+    ("export", &["export"]),
+    ("replay", &["replay", "staging"]),
+];
+
+/// Runs a read command on `db`: its exit code and its output, with the ledger's path (which
+/// `stats` prints) written as LEDGER.
+fn read_as(db: &std::path::Path, args: &[&str]) -> (i32, Vec<u8>) {
+    let o = run_cairn(db, args, None);
+    let path = db.display().to_string();
+    let out = String::from_utf8_lossy(&o.stdout).replace(&path, "LEDGER");
+    (code(&o), out.into_bytes())
+}
+
+/// Issue 22, row 12: on a committed corpus of 1,500 single-bit flips of the demo ledger
+/// (`tests/data/flips`), each read command either exits 3 or prints exactly what it prints on
+/// the clean ledger. Prints the tally.
+#[test]
+fn every_read_of_a_flipped_demo_ledger_exits_3_or_reads_as_the_clean_one() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/flips");
+    let pristine = std::fs::read(data.join("demo.redb")).unwrap();
+    let flips: Vec<(usize, u8)> = std::fs::read_to_string(data.join("flips.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut p = l.split_whitespace().map(|x| x.parse::<usize>().unwrap());
+            (p.next().unwrap(), p.next().unwrap() as u8)
+        })
+        .collect();
+    assert!(flips.len() >= 1_500);
+    let t = Tmp::new();
+    let clean_db = t.dir.path().join("clean.redb");
+    std::fs::write(&clean_db, &pristine).unwrap();
+    let clean: Vec<(i32, Vec<u8>)> = READS.iter().map(|(_, a)| read_as(&clean_db, a)).collect();
+    assert!(clean.iter().all(|(c, _)| *c == 0), "the clean ledger reads");
+    let workers = 4;
+    let results: Vec<Vec<(usize, &str, i32, bool)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (flips, pristine, clean, dir) = (&flips, &pristine, &clean, t.dir.path());
+                s.spawn(move || {
+                    let db = dir.join(format!("flipped-{w}.redb"));
+                    let mut out = Vec::new();
+                    for (i, (offset, bit)) in flips.iter().enumerate().skip(w).step_by(workers) {
+                        let mut bytes = pristine.clone();
+                        bytes[*offset] ^= 1 << bit;
+                        std::fs::write(&db, &bytes).unwrap();
+                        for ((name, args), (clean_code, clean_out)) in READS.iter().zip(clean) {
+                            let (c, o) = read_as(&db, args);
+                            let same = c == *clean_code && o == *clean_out;
+                            out.push((i, *name, c, same));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut bad = Vec::new();
+    for (name, _) in READS {
+        let (mut same, mut caught) = (0, 0);
+        for (i, n, c, s) in results.iter().flatten().filter(|r| r.1 == *name) {
+            match (c, s) {
+                (_, true) => same += 1,
+                (3, false) => caught += 1,
+                _ => bad.push(format!("flip {i} {:?}: {n} exits {c} with other output", flips[*i])),
+            }
+        }
+        println!("{name}: {same} as on the clean ledger, {caught} exit 3");
+    }
+    assert!(bad.is_empty(), "{} reads presented damage as valid: {bad:#?}", bad.len());
+}
