@@ -171,3 +171,38 @@ fn every_read_of_a_flipped_demo_ledger_exits_3_or_reads_as_the_clean_one() {
     }
     assert!(bad.is_empty(), "{} reads presented damage as valid: {bad:#?}", bad.len());
 }
+
+/// Issue 22, row 11: a flipped bit in a table's length made `verify` ask for terabytes and
+/// abort (SIGABRT); one in a text key made `stats` and `why` report a caught `unwrap`. Each now
+/// exits 3 with a sentence.
+#[test]
+fn a_flipped_length_or_text_key_is_exit_3_with_a_sentence() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/flips");
+    let pristine = std::fs::read(data.join("demo.redb")).unwrap();
+    let t = Tmp::new();
+    let db = t.dir.path().join("flipped.redb");
+    let flipped = |offset: usize, bit: u8| {
+        let mut bytes = pristine.clone();
+        bytes[offset] ^= 1 << bit;
+        std::fs::write(&db, &bytes).unwrap();
+    };
+    // Found by running 7da6f49's `verify` on flips of this file: it aborted on this one.
+    flipped(148_758, 6);
+    let o = run_cairn(&db, &["verify"], None);
+    assert_eq!(code(&o), 3, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("memory allocation"), "{}", stderr(&o));
+    flipped(57_352, 7);
+    for args in [&["stats"][..], &["why", "prior:0", "--stream", "staging"]] {
+        let o = run_cairn(&db, args, None);
+        assert_eq!(code(&o), 3, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("is damaged") && stderr(&o).contains("not valid UTF-8"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // Near miss: the clean file verifies and reads.
+    std::fs::write(&db, &pristine).unwrap();
+    assert_eq!(code(&run_cairn(&db, &["verify"], None)), 0);
+    assert_eq!(code(&run_cairn(&db, &["stats"], None)), 0);
+}
