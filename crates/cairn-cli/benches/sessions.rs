@@ -90,10 +90,16 @@ fn main() {
     let _ = server.kill();
     let _ = server.wait();
     let per = (open.saturating_sub(before) as f64) / (ok.max(1) as f64);
-    println!("sessions opened: {ok} of {sessions} (the cap) in {:.2} s; one more: HTTP {past_cap}", took.as_secs_f64());
+    println!(
+        "sessions opened: {ok} of {sessions} (the cap) in {:.2} s; one more: HTTP {past_cap}",
+        took.as_secs_f64()
+    );
     println!("server RSS: {before} KiB before, {open} KiB with them open ({per:.1} KiB a session), {idle} KiB after they expired ({ttl} s idle)");
     println!("a second round after expiry: {again} of {sessions} opened, RSS {second} KiB ({:+} KiB on the first round)", second as i64 - open as i64);
-    assert_eq!(ok, sessions, "every initialize under the cap is answered 200");
+    assert_eq!(
+        ok, sessions,
+        "every initialize under the cap is answered 200"
+    );
     assert_eq!(past_cap, 503, "past the cap, 503");
     assert_eq!(again, sessions, "expired sessions make room");
 }

@@ -164,12 +164,19 @@ fn every_read_of_a_flipped_demo_ledger_exits_3_or_reads_as_the_clean_one() {
             match (c, s) {
                 (_, true) => same += 1,
                 (3, false) => caught += 1,
-                _ => bad.push(format!("flip {i} {:?}: {n} exits {c} with other output", flips[*i])),
+                _ => bad.push(format!(
+                    "flip {i} {:?}: {n} exits {c} with other output",
+                    flips[*i]
+                )),
             }
         }
         println!("{name}: {same} as on the clean ledger, {caught} exit 3");
     }
-    assert!(bad.is_empty(), "{} reads presented damage as valid: {bad:#?}", bad.len());
+    assert!(
+        bad.is_empty(),
+        "{} reads presented damage as valid: {bad:#?}",
+        bad.len()
+    );
 }
 
 /// Issue 22, row 11: a flipped bit in a table's length made `verify` ask for terabytes and

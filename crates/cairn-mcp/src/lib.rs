@@ -57,6 +57,19 @@ pub async fn serve_stdio(memory: Memory, stop: CancellationToken) -> Result<(), 
 /// the process is interrupted (Ctrl-C or SIGTERM): the `cairn mcp` command. Either way the
 /// ledger is closed cleanly before it returns.
 pub fn run_stdio(memory: Memory) -> Result<(), String> {
+    run_until_stopped(memory, serve_stdio)
+}
+
+/// Runs `serve` on a runtime of its own with a token that Ctrl-C or SIGTERM cancels; then ends
+/// the runtime, dropping every task and with them every handle on the tools, and waits for
+/// the writer thread to let go of the ledger, so that it is closed before the process exits.
+fn run_until_stopped<F>(
+    memory: Memory,
+    serve: impl FnOnce(Memory, CancellationToken) -> F,
+) -> Result<(), String>
+where
+    F: std::future::Future<Output = Result<(), String>>,
+{
     let closing = memory.closing();
     let runtime = runtime()?;
     let result = runtime.block_on(async move {
@@ -66,18 +79,11 @@ pub fn run_stdio(memory: Memory) -> Result<(), String> {
             interrupted().await;
             on_signal.cancel();
         });
-        serve_stdio(memory, stop).await
+        serve(memory, stop).await
     });
-    close(runtime, closing);
-    result
-}
-
-/// Ends the runtime, dropping every task and with them every handle on the tools, then waits
-/// for the writer thread to let go of the ledger, so that it is closed before the process
-/// exits.
-fn close(runtime: tokio::runtime::Runtime, closing: writer::Closing) {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     closing.wait();
+    result
 }
 
 /// Serves the tools over Streamable HTTP on a runtime of its own until interrupted (Ctrl-C or
@@ -87,19 +93,9 @@ pub fn run_http(
     options: HttpOptions,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), String> {
-    let closing = memory.closing();
-    let runtime = runtime()?;
-    let result = runtime.block_on(async move {
-        let stop = CancellationToken::new();
-        let on_signal = stop.clone();
-        tokio::spawn(async move {
-            interrupted().await;
-            on_signal.cancel();
-        });
-        serve_http(memory, options, stop, ready).await
-    });
-    close(runtime, closing);
-    result
+    run_until_stopped(memory, move |memory, stop| {
+        serve_http(memory, options, stop, ready)
+    })
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
