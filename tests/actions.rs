@@ -186,3 +186,64 @@ fn the_action_gate_reads_shell_commands_not_words() {
         "python manage.py migrate"
     ));
 }
+
+/// Outside testing, 2026-12-01: a claim an action relies on changes standing when a refused
+/// summary carries it; the repeated action is judged again, not answered from the past.
+#[test]
+fn a_claim_carried_by_a_refused_summary_since_makes_the_action_be_judged_again() {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let setup = r#"{"kind":"span","stream":"d","turn":0,"role":"user","text":"The deploy target is server alpha-7."}
+{"kind":"span","stream":"d","turn":1,"role":"assistant","text":"Reading the deploy script now."}
+{"kind":"claim","stream":"d","text":"The deploy target is server alpha-7","origin":"user-said","witnesses":["turn:0"],"actionable":true}
+{"kind":"pin","stream":"d","name":"p","items":[{"class":"commitment","text":"The deploy target is server alpha-7.","witness":"turn:0"}]}"#;
+    let out = apply(&ledger, &gate, setup);
+    let claim = out[2].rid.to_hex();
+    let act = format!(
+        r#"{{"kind":"action","stream":"d","text":"./deploy.sh alpha-7","irreversible":true,"relies_on":["{claim}"]}}"#
+    );
+    assert!(admitted(&apply(&ledger, &gate, &act)[0]));
+    // A summary that covers only turn 1 carries the claim and is refused (laundered).
+    let refused = format!(
+        r#"{{"kind":"summary","stream":"d","author":"self","budget":1000,"covers":["turn:1"],"evicts":[],"claims":["{claim}"]}}"#
+    );
+    assert!(!admitted(&apply(&ledger, &gate, &refused)[0]));
+    let again = apply(&ledger, &gate, &act);
+    let o = again[0].gate.as_ref().unwrap();
+    assert!(o.check.is_some(), "judged again as a check of its own");
+    assert!(!o.admitted, "the claim is no longer verified: {:?}", o.findings);
+}
+
+/// Outside testing, 2026-12-01: re-grounding is the way out that the refusal names. A claim
+/// carried by a chain of self-authored summaries deeper than two cannot back an irreversible
+/// action, until it is re-grounded after the chain's head.
+#[test]
+fn a_claim_re_grounded_after_a_deep_chain_backs_an_irreversible_action() {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let mut lines = String::new();
+    for t in 0..6 {
+        lines.push_str(&format!(
+            r#"{{"kind":"span","stream":"r","turn":{t},"role":"user","text":"{}"}}
+"#,
+            if t == 0 { "The deploy target is server alpha-7." } else { "Carry on with the next module." }
+        ));
+    }
+    lines.push_str(r#"{"kind":"pin","stream":"r","name":"p","items":[{"class":"commitment","text":"The deploy target is server alpha-7.","witness":"turn:0"}]}
+"#);
+    for k in 1..5 {
+        lines.push_str(&format!(
+            r#"{{"kind":"summary","stream":"r","author":"self","budget":1000,"covers":["turn:0..turn:{k}"],"evicts":[],"claims":[{{"text":"the deploy target is server alpha-7","origin":"user-said","witnesses":["turn:0"],"actionable":true}}]}}
+"#
+        ));
+    }
+    apply(&ledger, &gate, &lines);
+    let act = r#"{"kind":"action","stream":"r","text":"./deploy.sh alpha-7","irreversible":true,"relies_on":["prior:0"]}"#;
+    let before = apply(&ledger, &gate, act);
+    let o = before[0].gate.as_ref().unwrap();
+    assert!(!o.admitted && o.findings.iter().any(|f| f.detail.contains("chain of")), "{:?}", o.findings);
+    let reground = r#"{"kind":"reground","stream":"r","claim":"prior:0"}"#;
+    assert!(apply(&ledger, &gate, reground)[0].refused.is_none());
+    let after = apply(&ledger, &gate, act);
+    assert!(admitted(&after[0]), "{:?}", after[0].gate.as_ref().unwrap().findings);
+}

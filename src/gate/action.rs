@@ -16,6 +16,9 @@ use std::collections::HashSet;
 pub(crate) struct HeadChain {
     depth: u32,
     claims: HashSet<Rid>,
+    /// The head's log index: a claim re-grounded after it was re-read from its raw spans
+    /// since the chain last grew, and the chain no longer counts against it.
+    at: u64,
 }
 
 impl HeadChain {
@@ -24,9 +27,11 @@ impl HeadChain {
         let mut chain = HeadChain {
             depth: 0,
             claims: HashSet::new(),
+            at: 0,
         };
         if let Some(h) = read.head(stream)? {
             chain.depth = read.facts(&h)?.and_then(|f| f.depth).unwrap_or(0);
+            chain.at = read.index_of(&h)?.unwrap_or(0);
             if let Some(Record::Summary(s)) = read.get(&h)? {
                 chain.claims = s.claims.into_iter().collect();
             }
@@ -41,10 +46,14 @@ impl HeadChain {
         claim: &Rid,
         status: Status,
     ) -> Result<Reliance> {
+        let regrounded_since = match read.regrounded(claim)? {
+            Some(g) => read.index_of(&g)?.is_some_and(|i| i > self.at),
+            None => false,
+        };
         Ok(Reliance {
             status,
             depth: read.facts(claim)?.and_then(|f| f.depth),
-            chain: if self.claims.contains(claim) {
+            chain: if self.claims.contains(claim) && !regrounded_since {
                 self.depth
             } else {
                 0

@@ -288,9 +288,8 @@ fn last_check<R: Read>(read: &R, action: Rid) -> Result<(Rid, u64)> {
 }
 
 /// Whether what an action is judged against changed after log index `since`, where its last
-/// check stands with verdict `verdict`: a pin of its stream, the stream's head (which also
-/// sets the statuses of the claims it carries), a reground of a claim it relies on, or the
-/// policy and scorer.
+/// check stands with verdict `verdict`: a pin of its stream, the stream's head, a summary,
+/// judgement or reground naming a claim it relies on, or the policy and scorer.
 fn changed_since<R: Read>(
     read: &R,
     action: &Action,
@@ -315,9 +314,16 @@ fn changed_since<R: Read>(
     if after(read.head(&action.stream)?)? {
         return Ok(true);
     }
+    // A claim relied on changes standing when a summary carries it (admitted or refused), a
+    // judgement names it, or it is re-grounded: each links to it.
     for c in &action.relies_on {
-        if after(read.regrounded(c)?)? {
-            return Ok(true);
+        for d in read.dependents(c)? {
+            let kind = read.kind_of(&d)?;
+            if matches!(kind, Some(Kind::Summary | Kind::Judgement | Kind::Reground))
+                && after(Some(d))?
+            {
+                return Ok(true);
+            }
         }
     }
     Ok(false)

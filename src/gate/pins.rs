@@ -125,6 +125,11 @@ pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> Option<S
         if let Some(how) = shell::violation(&forbidden, &parsed) {
             return Some(how);
         }
+        // A prohibition that names a command ("never run terraform apply") was matched by the
+        // command table: its words are not matched again ("terraform plan" is not it).
+        if !forbidden.commands.is_empty() {
+            return None;
+        }
         return (parsed.unknown.iter())
             .find(|command| words_match(prohibition, command, share))
             .map(|command| format!("`{command}` says what the prohibition forbids"));

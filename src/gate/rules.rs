@@ -426,7 +426,8 @@ pub(crate) struct Reliance {
     pub status: Status,
     /// Its depth in claims, when anchored.
     pub depth: Option<u32>,
-    /// The depth of the chain of self-authored summaries that carries it (0 when none does).
+    /// The depth of the chain of self-authored summaries that carries it (0 when none does,
+    /// or when the claim was re-grounded after the chain's head).
     pub chain: u32,
 }
 

@@ -1063,8 +1063,15 @@ fn boundary<R: Read>(
     let (mut actionable, mut laundered_actionable, mut fabricated) = (0usize, 0usize, 0usize);
     for c in &s.claims {
         let (text, act) = claim_text(read, c)?;
-        let st = statuses.get(c).map_or("ungated", |s| s.name()).to_string();
-        fabricated += usize::from(st == "fabricated");
+        // The claim's one status (Read::standing), and what this boundary's verdict judged
+        // it, when that differs: history stays visible, and no view shows a second status.
+        let judged = statuses.get(c).copied();
+        fabricated += usize::from(judged == Some(Status::Fabricated));
+        let now = read.standing(c)?.status;
+        let st = match judged {
+            Some(j) if j != now => format!("{} (judged {} here)", now.name(), j.name()),
+            _ => now.name().to_string(),
+        };
         if act {
             actionable += 1;
             laundered_actionable += usize::from(laundered(c));
@@ -1166,9 +1173,22 @@ fn gap_warning(boundaries: &[Boundary]) -> Option<String> {
     }
 }
 
+/// A boundary's claims as JSON: `status` is the claim's one status; `judged`, when present,
+/// what the boundary's verdict judged it (the text form says "verified (judged unverified
+/// here)").
 fn claims_json(v: &[(Rid, String, String)]) -> Value {
     v.iter()
-        .map(|(r, t, s)| json!({"rid": r.to_hex(), "text": t, "status": s}))
+        .map(|(r, t, s)| {
+            let mut o = json!({"rid": r.to_hex(), "text": t});
+            match s.split_once(" (judged ") {
+                Some((now, judged)) => {
+                    o["status"] = json!(now);
+                    o["judged"] = json!(judged.trim_end_matches(" here)"));
+                }
+                None => o["status"] = json!(s),
+            }
+            o
+        })
         .collect()
 }
 

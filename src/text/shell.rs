@@ -388,7 +388,11 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
                     cands.push(j);
                 }
             }
-            if lw(k) == "from" && classes.contains(&Class::DeleteFrom) {
+            let rows_from = matches!(
+                k.checked_sub(1).map(lw),
+                Some("rows" | "records" | "entries")
+            );
+            if lw(k) == "from" && (classes.contains(&Class::DeleteFrom) || rows_from) {
                 cands.push(k + 1);
             }
             for j in cands {
@@ -595,7 +599,15 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
         !f.tables.is_empty(),
     );
     for e in &parsed.effects {
-        if !f.ops.contains(&e.op) {
+        // Overwriting a file a prohibition says never to delete destroys it just the same
+        // (`> f`, `mv x f`, `truncate -s 0 f`): a write of exactly that file counts.
+        let overwrite = e.op == Op::Write && f.ops.contains(&Op::Delete);
+        if !f.ops.contains(&e.op) && !overwrite {
+            continue;
+        }
+        let by_op = f.ops.contains(&e.op);
+        let path = matches!(e.target, Target::Path(_) | Target::Glob(_));
+        if !(by_op || np && path) {
             continue;
         }
         let why: Option<String> = match &e.target {
@@ -603,9 +615,13 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
                 if np {
                     f.paths.iter().find_map(|fp| {
                         let rel = relation(x, fp);
+                        let file = fp.rsplit('/').next().is_some_and(|l| l.contains('.'));
                         let counts = match rel {
-                            Rel::Equal | Rel::Under => true,
-                            Rel::Above => matches!(e.op, Op::Delete | Op::Move | Op::Discard),
+                            Rel::Equal => by_op || file,
+                            Rel::Under => by_op,
+                            Rel::Above => {
+                                by_op && matches!(e.op, Op::Delete | Op::Move | Op::Discard)
+                            }
                             Rel::Disjoint => false,
                         };
                         counts.then(|| match rel {
@@ -1567,8 +1583,11 @@ fn command(
     let cx = Cx { text, depth, stdin };
     loop {
         let w = words.get(i)?;
-        if w.dynamic {
+        if w.dynamic || w.text.contains('$') || w.text.contains('`') {
+            // A command named by an expansion (`$RM`, `$(echo rm)`, `rm${IFS}-rf`) cannot be
+            // known from the line: it is unparseable, so a risky word on the line fails closed.
             out.p.unknown.push(text.to_string());
+            out.p.unparseable = true;
             return None;
         }
         let rest = words.get(i + 1..).unwrap_or_default();
@@ -1627,7 +1646,7 @@ fn command(
                 }
                 k
             }
-            "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" => 0,
+            "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" | "busybox" => 0,
             "command" => {
                 let s = options(rest, "", &[], true);
                 if s.has("v") || s.has("V") {
@@ -1947,6 +1966,9 @@ fn run(
                 false
             } else {
                 out.p.unknown.push(cx.text.to_string());
+                if named_by_expansion(cx.text) {
+                    out.p.unparseable = true;
+                }
                 if name == "ssh" {
                     let body: Vec<&str> = inner.iter().map(|a| a.text.as_str()).collect();
                     parse_in(&body.join(" "), None, cx.depth + 1, out);
@@ -2017,6 +2039,9 @@ fn done(known: bool, cx: &Cx, out: &mut Acc) -> Option<String> {
         out.p.known.push(cx.text.to_string());
     } else {
         out.p.unknown.push(cx.text.to_string());
+        if named_by_expansion(cx.text) {
+            out.p.unparseable = true;
+        }
     }
     None
 }
@@ -2377,11 +2402,24 @@ fn relation(e: &str, p: &str) -> Rel {
     }
     if let (false, [only]) = (pa, pc.as_slice()) {
         if has_glob(only) {
-            // "never delete *.sql": a file name pattern, wherever the file is.
+            // "never delete *.sql": a file name pattern, wherever the file is; a path whose
+            // last part has no extension may be a directory holding such files.
             return match ec.last() {
                 Some(last) if comp_match(last, only) => Rel::Equal,
+                Some(last) if !last.contains('.') || *last == "**" => Rel::Above,
+                None => Rel::Above,
                 _ => Rel::Disjoint,
             };
+        }
+        if *only != ".." && !only.contains('.') {
+            // "the migrations folder": a bare directory name, wherever it is.
+            if let Some(at) = ec.iter().position(|c| c == only) {
+                return if at + 1 == ec.len() {
+                    Rel::Equal
+                } else {
+                    Rel::Under
+                };
+            }
         }
     }
     if ea == pa && e_up == p_up {
@@ -4197,10 +4235,19 @@ fn cmd_words(t: &str) -> Vec<String> {
 // Word lists, prose, messages
 // ------------------------------------------------------------------------------------------
 
+/// Whether a command's first word holds an expansion (`rm${IFS}-rf`): its name cannot be known
+/// from the line.
+fn named_by_expansion(text: &str) -> bool {
+    text.split_whitespace()
+        .next()
+        .is_some_and(|w| w.contains('$') || w.contains('`'))
+}
+
 /// Prefixes that run the next word as the command.
 const PREFIXES: &[&str] = &[
     "sudo",
     "doas",
+    "busybox",
     "env",
     "nohup",
     "time",
@@ -4387,6 +4434,9 @@ fn risky(line: &str) -> bool {
 /// command of the table.
 fn prose(line: &str) -> bool {
     if line.contains([';', '|', '&', '>', '<', '`', '\n']) || line.contains("$(") {
+        return false;
+    }
+    if named_by_expansion(line) {
         return false;
     }
     let first = line
@@ -5086,7 +5136,7 @@ mod tests {
         let nested = |n: usize| {
             format!(
                 "echo {}rm shop/migrations/0029_tmp_backfill.py{}",
-                "$(".repeat(n),
+                "$(echo ".repeat(n - 1) + "$(",
                 ")".repeat(n)
             )
         };
@@ -5297,5 +5347,44 @@ mod tests {
         assert_eq!(f.tables, vec!["users".to_string()]);
         assert!(violation(&f, &parse("DROP TABLE orders_old")).is_none());
         assert!(violation(&f, &parse("DROP TABLE users")).is_some());
+    }
+
+    #[test]
+    fn outside_findings_of_2026_12_01() {
+        let migrations = "do not touch anything under shop/migrations/";
+        for line in [
+            "rm${IFS}-rf${IFS}shop/migrations",
+            "$(echo rm) -rf shop/migrations",
+            "`which rm` -rf shop/migrations",
+            "RM=rm; $RM -rf shop/migrations",
+            "busybox rm -rf shop/migrations",
+        ] {
+            refuse(migrations, line);
+        }
+        admit(migrations, "$PAGER notes.txt");
+        let file = "never delete shop/migrations/0029_tmp_backfill.py";
+        for line in [
+            "echo > shop/migrations/0029_tmp_backfill.py",
+            "mv /tmp/x.py shop/migrations/0029_tmp_backfill.py",
+            "truncate -s 0 shop/migrations/0029_tmp_backfill.py",
+        ] {
+            refuse(file, line);
+        }
+        admit(file, "echo > shop/migrations/0030_other.py");
+        refuse("never delete *.sql files", "rm -rf db");
+        admit("never delete *.sql files", "rm notes.txt");
+        refuse(
+            "don't delete the migrations folder",
+            "rm -rf shop/migrations",
+        );
+        admit("don't delete the migrations folder", "rm -rf shop/models");
+        refuse(
+            "do not delete rows from orders",
+            "psql -c 'DELETE FROM orders'",
+        );
+        admit(
+            "do not delete rows from orders",
+            "psql -c 'DELETE FROM customers'",
+        );
     }
 }

@@ -20,7 +20,13 @@ pub fn append(
     record: &Record,
 ) -> cairn::Result<cairn::Appended> {
     match record {
-        Record::Summary(s) => Ok(gate.propose_summary(batch, s.clone())?.subject),
+        // The workload was generated ahead, as if every summary were admitted: its parent is
+        // the stream's head as the gates left it (SPEC.md section 4.3).
+        Record::Summary(s) => {
+            let mut s = s.clone();
+            s.parent = cairn::Read::head(&*batch, &s.stream)?;
+            Ok(gate.propose_summary(batch, s)?.subject)
+        }
         Record::Action(a) => Ok(gate.propose_action(batch, a.clone())?.subject),
         other => batch.append(other.clone()),
     }

@@ -306,15 +306,32 @@ async fn body(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response
                 )
                     .into_response()
             }
-            Ok(Err(_)) => {
-                return jsonrpc_error(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    -32600,
-                    format!("the request's body is past the limit of {MAX_BODY} bytes"),
-                )
+            Ok(Err(e)) => {
+                let too_long = std::error::Error::source(&e)
+                    .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+                return if too_long {
+                    jsonrpc_error(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        -32600,
+                        format!("the request's body is past the limit of {MAX_BODY} bytes"),
+                    )
+                } else {
+                    jsonrpc_error(
+                        StatusCode::BAD_REQUEST,
+                        -32700,
+                        format!("the request's body could not be read: {e}"),
+                    )
+                };
             }
             Ok(Ok(b)) => b,
         };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            "the request's body is empty; send one JSON-RPC message".into(),
+        );
+    }
     match read(&bytes) {
         Read::Answer(line) => return json_response(StatusCode::BAD_REQUEST, line),
         Read::Message(m) => {

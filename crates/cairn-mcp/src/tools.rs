@@ -206,6 +206,11 @@ pub struct ProposeCompaction {
     /// The summary's own fidelity estimate, 0 to 1, if it made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub self_score: Option<f64>,
+    /// Re-ground, before judging, each claim that cites no turn of `covers` (as the `reground`
+    /// tool does): a summary whose every claim rests on its covered turns or was re-grounded
+    /// restarts the count of self-authored summaries.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reground: bool,
 }
 
 fn default_budget() -> u64 {

@@ -151,3 +151,15 @@ def test_host_and_origin_match_exactly(tmp_path):
             assert status(reply) == 200, (head, reply[:300])
     finally:
         server.stop()
+
+
+def test_an_empty_or_unreadable_body_gets_400_with_a_json_rpc_error(tmp_path):
+    server = Http(tmp_path / "e.redb")
+    try:
+        r = httpx2.post(server.url, content=b"", headers=HDRS)
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32700, (r.status_code, r.text)
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port_of(server)}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+        reply = raw_request(server, head, b"zz\r\n")
+        assert status(reply) == 400, reply[:200]
+    finally:
+        server.stop()
