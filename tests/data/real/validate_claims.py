@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Validate claims_test.jsonl / claims_dev.jsonl in this directory.
+"""Validate claims_test.jsonl / claims_dev.jsonl / claims_fresh.jsonl in this directory.
 
 Checks: every line parses; ids are unique; fields and labels are consistent;
-witness texts are under 2,000 characters; no dialogue appears in both splits;
-the per-kind minimum counts hold; and (when the source snapshots are available)
-every witness and context text is verbatim in its source file at the recorded
-commit.
+witness texts are under 2,000 characters; no dialogue appears in two splits
+(TEST/DEV, and the held-out FRESH split against both); no FRESH witness text is
+also a witness in DEV or TEST; the per-kind minimum counts hold; and (when the
+source snapshots are available) every witness and context text is verbatim in
+its source file at the recorded commit.
 
 Sources are read with `git show COMMIT:PATH` from a snapshot directory
 (default /work/.mirror/<owner>+<name>/repo, as laid down by the search tool's
@@ -33,8 +34,11 @@ FAITHFUL_KINDS = ["paraphrase", "negated-paraphrase", "number-kept", "name-kept"
                   "restated-prohibition", "role-attributed"]
 ROLES = {"user", "assistant", "tool", "system"}
 ORIGIN = {"user": "user-said", "tool": "tool-output", "assistant": "inferred", "system": "inferred"}
-MIN_FAB = {"test": 10, "dev": 5}
-MIN_FAITHFUL = {"test": 120, "dev": 60}
+SPLITS = ("test", "dev", "fresh")
+MIN_FAB = {"test": 10, "dev": 5, "fresh": 6}              # per fabricated kind
+MIN_FAITHFUL = {"test": 120, "dev": 60, "fresh": 110}     # all faithful
+MIN_FAB_TOTAL = {"test": 0, "dev": 0, "fresh": 110}       # all fabricated
+MIN_FAITHFUL_KIND = {"fresh": 8}                          # per faithful_kind (an error; elsewhere a warning under 10)
 
 
 def load(split, errors):
@@ -128,7 +132,7 @@ def main():
     ap.add_argument("--no-source-check", action="store_true")
     a = ap.parse_args()
     errors, warnings = [], []
-    data = {sp: load(sp, errors) for sp in ("test", "dev")}
+    data = {sp: load(sp, errors) for sp in SPLITS}
     ids = collections.Counter(r.get("id") for sp in data for r in data[sp])
     errors += [f"duplicate id {i}" for i, c in ids.items() if c > 1]
     for sp in data:
@@ -136,6 +140,11 @@ def main():
             check_record(r, sp, errors)
     dlg = {sp: {(r["source"]["repo"], r["source"]["dialogue"]) for r in data[sp]} for sp in data}
     errors += [f"dialogue in both splits: {d}" for d in dlg["test"] & dlg["dev"]]
+    for other in ("test", "dev"):
+        errors += [f"fresh dialogue also in {other}: {d}" for d in sorted(dlg["fresh"] & dlg[other])]
+    old_witness = {r["witness"]["text"] for sp in ("test", "dev") for r in data[sp] if "witness" in r}
+    errors += [f"{r['id']}: fresh witness text is also a DEV/TEST witness"
+               for r in data["fresh"] if r.get("witness", {}).get("text") in old_witness]
 
     counts = {sp: collections.Counter(r["kind"] if r["kind"] != "faithful" else "faithful:" + r["faithful_kind"]
                                       for r in data[sp]) for sp in data}
@@ -146,8 +155,13 @@ def main():
         nf = sum(counts[sp]["faithful:" + k] for k in FAITHFUL_KINDS)
         if nf < MIN_FAITHFUL[sp]:
             errors.append(f"{sp}: {nf} faithful < {MIN_FAITHFUL[sp]}")
+        nfab = sum(counts[sp][k] for k in KINDS)
+        if nfab < MIN_FAB_TOTAL[sp]:
+            errors.append(f"{sp}: {nfab} fabricated < {MIN_FAB_TOTAL[sp]}")
         for k in FAITHFUL_KINDS:
-            if counts[sp]["faithful:" + k] < 10:
+            if sp in MIN_FAITHFUL_KIND and counts[sp]["faithful:" + k] < MIN_FAITHFUL_KIND[sp]:
+                errors.append(f"{sp}: faithful_kind {k} has {counts[sp]['faithful:' + k]} < {MIN_FAITHFUL_KIND[sp]}")
+            elif counts[sp]["faithful:" + k] < 10:
                 warnings.append(f"{sp}: faithful_kind {k} has only {counts[sp]['faithful:' + k]}")
 
     checked = unverifiable = 0
@@ -169,10 +183,10 @@ def main():
             warnings.append(f"{unverifiable} records: source snapshot not available, verbatim check skipped")
 
     width = max(len(k) for k in KINDS + ["faithful:" + k for k in FAITHFUL_KINDS])
-    print(f"{'kind':<{width}}  {'test':>5}  {'dev':>5}")
+    print(f"{'kind':<{width}}" + "".join(f"  {sp:>5}" for sp in SPLITS))
     for k in KINDS + ["faithful:" + k for k in FAITHFUL_KINDS]:
-        print(f"{k:<{width}}  {counts['test'][k]:>5}  {counts['dev'][k]:>5}")
-    print(f"{'total':<{width}}  {len(data['test']):>5}  {len(data['dev']):>5}")
+        print(f"{k:<{width}}" + "".join(f"  {counts[sp][k]:>5}" for sp in SPLITS))
+    print(f"{'total':<{width}}" + "".join(f"  {len(data[sp]):>5}" for sp in SPLITS))
     print(f"verbatim checks passed: {checked - sum(1 for e in errors if 'not verbatim' in e)}/{checked}")
     for w_ in warnings:
         print("warning:", w_)
