@@ -211,7 +211,11 @@ fn a_claim_carried_by_a_refused_summary_since_makes_the_action_be_judged_again()
     let again = apply(&ledger, &gate, &act);
     let o = again[0].gate.as_ref().unwrap();
     assert!(o.check.is_some(), "judged again as a check of its own");
-    assert!(!o.admitted, "the claim is no longer verified: {:?}", o.findings);
+    assert!(
+        !o.admitted,
+        "the claim is no longer verified: {:?}",
+        o.findings
+    );
 }
 
 /// Outside testing, 2026-12-01: re-grounding is the way out that the refusal names. A claim
@@ -226,7 +230,11 @@ fn a_claim_re_grounded_after_a_deep_chain_backs_an_irreversible_action() {
         lines.push_str(&format!(
             r#"{{"kind":"span","stream":"r","turn":{t},"role":"user","text":"{}"}}
 "#,
-            if t == 0 { "The deploy target is server alpha-7." } else { "Carry on with the next module." }
+            if t == 0 {
+                "The deploy target is server alpha-7."
+            } else {
+                "Carry on with the next module."
+            }
         ));
     }
     lines.push_str(r#"{"kind":"pin","stream":"r","name":"p","items":[{"class":"commitment","text":"The deploy target is server alpha-7.","witness":"turn:0"}]}
@@ -241,9 +249,17 @@ fn a_claim_re_grounded_after_a_deep_chain_backs_an_irreversible_action() {
     let act = r#"{"kind":"action","stream":"r","text":"./deploy.sh alpha-7","irreversible":true,"relies_on":["prior:0"]}"#;
     let before = apply(&ledger, &gate, act);
     let o = before[0].gate.as_ref().unwrap();
-    assert!(!o.admitted && o.findings.iter().any(|f| f.detail.contains("chain of")), "{:?}", o.findings);
+    assert!(
+        !o.admitted && o.findings.iter().any(|f| f.detail.contains("chain of")),
+        "{:?}",
+        o.findings
+    );
     let reground = r#"{"kind":"reground","stream":"r","claim":"prior:0"}"#;
     assert!(apply(&ledger, &gate, reground)[0].refused.is_none());
     let after = apply(&ledger, &gate, act);
-    assert!(admitted(&after[0]), "{:?}", after[0].gate.as_ref().unwrap().findings);
+    assert!(
+        admitted(&after[0]),
+        "{:?}",
+        after[0].gate.as_ref().unwrap().findings
+    );
 }

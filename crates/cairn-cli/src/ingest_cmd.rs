@@ -26,10 +26,15 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, r: &LineResult) {
         self.lines += 1;
-        // A new proposal brings its verdict, written by the gates.
+        // A new proposal brings its verdict, written by the gates; an action judged again
+        // brings a check record and its verdict, though the action itself was there.
         let verdict = u64::from(r.new && r.gate.is_some());
+        let check = match (&r.gate, r.kind) {
+            (Some(o), cairn::record::Kind::Action) => o.check.map_or(0, |c| 2 * u64::from(c.new)),
+            _ => 0,
+        };
         self.appended +=
-            u64::from(r.new) + verdict + r.claims.iter().filter(|c| c.new).count() as u64;
+            u64::from(r.new) + verdict + check + r.claims.iter().filter(|c| c.new).count() as u64;
         self.present += u64::from(!r.new);
         self.refused += u64::from(r.refused.is_some());
     }
