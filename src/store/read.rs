@@ -593,7 +593,8 @@ pub trait Read: sealed::Sealed {
             .into());
         }
         // A boundary number counts its stream's summaries from 1: no more than the log holds.
-        if n.is_some_and(|n| n == 0 || n > self.len().unwrap_or(0)) {
+        let len = self.len()?;
+        if n.is_some_and(|n| n == 0 || n > len) {
             return Err(ErrorKind::CorruptFile {
                 path: "ordinals table".into(),
                 detail: format!("summary {summary} has boundary number {}", n.unwrap_or(0)),
@@ -633,7 +634,16 @@ pub trait Read: sealed::Sealed {
         // no admitted summary carried. The two structures must agree.
         let mut admitted: Option<(u64, crate::record::Status)> = None;
         let mut refused: Option<(u64, Rid, crate::record::Status)> = None;
-        for dependent in self.dependents(claim)? {
+        // Newest first: the first admitted verdict met is the latest, and with it the search
+        // ends, so a claim carried by many compactions costs one or two reads, not its history.
+        let mut dependents = Vec::new();
+        for d in self.dependents(claim)? {
+            if let Some(i) = self.index_of(&d)? {
+                dependents.push((i, d));
+            }
+        }
+        dependents.sort_unstable_by_key(|d| std::cmp::Reverse(d.0));
+        for (_, dependent) in dependents {
             if !matches!(self.kind_of(&dependent)?, Some(Kind::Summary)) {
                 continue;
             }
@@ -646,10 +656,10 @@ pub trait Read: sealed::Sealed {
             if let Some(Record::Verdict(v)) = self.trusted_at(verdict, at)? {
                 if let Some(c) = v.claims.iter().find(|c| c.claim == *claim) {
                     if v.admitted {
-                        if admitted.is_none_or(|(i, _)| i < at) {
-                            admitted = Some((at, c.status));
-                        }
-                    } else if refused.is_none_or(|(i, _, _)| i < at) {
+                        admitted = Some((at, c.status));
+                        break;
+                    }
+                    if refused.is_none() {
                         refused = Some((at, dependent, c.status));
                     }
                 }

@@ -1451,14 +1451,52 @@ fn parse_in(line: &str, cwd: Cwd, depth: usize, out: &mut Acc) {
             for (op, t, stmt) in r.effects {
                 out.put(op, Target::Table(t), &stmt);
             }
-            out.p.unknown.extend(r.unknown);
-            return;
+            // A SQL line that also holds shell operators (`DELETE ... || rm -rf x`) is read as
+            // shell too; a statement that is not SQL (`UPDATE t SET a=1; rm -rf x`) is read as
+            // a command line of its own. Nothing after a SQL verb escapes the gate.
+            let shellish = ["&&", "||", "|", "\n", "`", "$("]
+                .iter()
+                .any(|op| line.contains(op));
+            for u in r.unknown {
+                let lead = u
+                    .split(|c: char| c.is_whitespace() || c == '(')
+                    .find(|w| !w.is_empty())
+                    .unwrap_or("")
+                    .to_ascii_lowercase();
+                if shellish || SQL_FIRST.contains(&lead.as_str()) {
+                    out.p.unknown.push(u);
+                } else {
+                    parse_in(&u, cwd.clone(), depth + 1, out);
+                }
+            }
+            if !shellish {
+                return;
+            }
         }
     }
     let chars: Vec<char> = line.chars().collect();
+    let from = out.p.unknown.len();
     match (Lexer { s: &chars, i: 0 }).tokens() {
         Ok(toks) => walk(&chars, &toks, cwd, depth, out),
         Err(Bad) => out.p.unparseable = true,
+    }
+    // A simple command of the shell line that is a SQL statement (`DROP TABLE x && ls`).
+    let sql: Vec<String> = (out.p.unknown.get(from..).unwrap_or_default().iter())
+        .filter(|u| {
+            let lead = u
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            SQL_FIRST.contains(&lead.as_str())
+        })
+        .cloned()
+        .collect();
+    for u in sql {
+        let r = read_sql(&u, true);
+        for (op, t, stmt) in r.effects {
+            out.put(op, Target::Table(t), &stmt);
+        }
     }
 }
 
@@ -1555,7 +1593,9 @@ fn simple(
         }
         match w.text.as_str() {
             k if KEYWORDS.contains(&k) => i += 1,
-            "for" | "case" | "select" | "function" | "in" => return None,
+            "for" | "case" | "select" | "in" => return None,
+            // `function f { ...; }`: the name is skipped, the body read as commands.
+            "function" => i += 2,
             _ => break,
         }
     }
@@ -1646,7 +1686,8 @@ fn command(
                 }
                 k
             }
-            "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" | "busybox" => 0,
+            "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" | "busybox"
+            | "coproc" => 0,
             "command" => {
                 let s = options(rest, "", &[], true);
                 if s.has("v") || s.has("V") {
@@ -1994,6 +2035,23 @@ fn run(
             let body: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
             out.p.known.push(cx.text.to_string());
             parse_in(&body.join(" "), here.clone(), cx.depth + 1, out);
+            return None;
+        }
+        // What a trap or an alias will run is a command line too.
+        "trap" => {
+            out.p.known.push(cx.text.to_string());
+            if let Some(body) = args.first().filter(|a| !a.text.starts_with('-')) {
+                parse_in(&body.text, here.clone(), cx.depth + 1, out);
+            }
+            return None;
+        }
+        "alias" => {
+            out.p.known.push(cx.text.to_string());
+            for a in args {
+                if let Some((_, body)) = a.text.split_once('=') {
+                    parse_in(body, here.clone(), cx.depth + 1, out);
+                }
+            }
             return None;
         }
         "echo" | "printf" => {
@@ -4248,6 +4306,7 @@ const PREFIXES: &[&str] = &[
     "sudo",
     "doas",
     "busybox",
+    "coproc",
     "env",
     "nohup",
     "time",
@@ -5386,5 +5445,34 @@ mod tests {
             "do not delete rows from orders",
             "psql -c 'DELETE FROM customers'",
         );
+    }
+
+    #[test]
+    fn a_sql_line_cannot_carry_a_shell_command_past_the_gate() {
+        let t = "do not touch anything under shop/migrations/";
+        for line in [
+            "DELETE FROM tmp WHERE 1=0 || rm -rf shop/migrations",
+            "ALTER TABLE x ADD c int && rm -rf shop/migrations",
+            "DELETE FROM tmp\nrm -rf shop/migrations",
+            "UPDATE t SET a=1; rm -rf shop/migrations/",
+            "coproc rm -rf shop/migrations",
+        ] {
+            refuse(t, line);
+        }
+        refuse(
+            "do not push to main",
+            "DELETE FROM tmp; git push -f origin main",
+        );
+        admit(t, "UPDATE t SET a=1; ls shop/migrations/");
+        refuse("never drop tables", "DROP TABLE x && ls");
+    }
+
+    #[test]
+    fn traps_aliases_and_functions_are_read_for_what_they_run() {
+        let t = "do not touch anything under shop/migrations/";
+        refuse(t, "trap 'rm -rf shop/migrations' EXIT");
+        refuse(t, "alias x='rm -rf shop/migrations'");
+        refuse(t, "function f { rm -rf shop/migrations; }; f");
+        admit(t, "trap 'ls shop/migrations' EXIT");
     }
 }

@@ -354,10 +354,12 @@ pub fn serve(
     client_author: &str,
     options: cairn_mcp::HttpOptions,
 ) -> Result<u8, Failure> {
-    if options.limits.max_sessions == 0 || options.limits.max_connections == 0 {
-        return Err(Failure::usage(
-            "--max-sessions and --max-connections must be at least 1",
-        ));
+    let most = 1 << 20;
+    let (sessions, connections) = (options.limits.max_sessions, options.limits.max_connections);
+    if !(1..=most).contains(&sessions) || !(1..=most).contains(&connections) {
+        return Err(Failure::usage(format!(
+            "--max-sessions and --max-connections take 1 to {most}; give a number in that range"
+        )));
     }
     let token = std::env::var("CAIRN_TOKEN").ok().filter(|t| !t.is_empty());
     let memory = memory(db, gate, client_author)?;

@@ -608,7 +608,8 @@ fn recover(path: &Path, as_json: bool) -> Outcome {
     must_exist(path)?;
     let needed = match Ledger::open_read_only(path) {
         Ok(_) => false,
-        Err(e) => matches!(e.kind(), cairn::ErrorKind::NeedsRecovery(_)),
+        Err(e) if matches!(e.kind(), cairn::ErrorKind::NeedsRecovery(_)) => true,
+        Err(e) => return Err(e.into()),
     };
     let ledger = Ledger::open(path)?;
     let report = ledger.verify()?;

@@ -409,7 +409,7 @@ fn replay_receipt(
     };
     let Some(cairn::record::Record::Receipt(receipt)) = batch.get(&rid).map_err(internal)? else {
         return Err(ErrorData::internal_error(
-            format!("receipt {rid} is missing"),
+            format!("the ledger is damaged: the receipts table names {rid}, which is not a receipt; run `cairn verify` on it"),
             None,
         ));
     };
