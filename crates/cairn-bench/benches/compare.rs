@@ -428,6 +428,7 @@ fn main() {
             break;
         }
     }
+    let mut sweep_recs = cairn_bench::as_gated(&sweep_recs).expect("the sweep workload, gated");
     // A chain of claims six deep on one span, for `why`.
     let base = sweep_recs.iter().find_map(|r| match r {
         Record::Span(s) => Some((Rid::of_bytes(&encode(r)), s.stream.clone())),

@@ -32,6 +32,25 @@ pub fn append(
     }
 }
 
+/// The workload's records as the gates leave them: each summary's parent set to its stream's
+/// head at the time (the workload was generated as if every summary were admitted). A store
+/// compared with cairn (SQLite) is given these, so that both walk the same chains.
+pub fn as_gated(records: &[Record]) -> cairn::Result<Vec<Record>> {
+    let ledger = cairn::Ledger::in_memory()?;
+    let gate = Gatekeeper::default();
+    let mut batch = ledger.batch()?;
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
+        let mut r = r.clone();
+        if let Record::Summary(s) = &mut r {
+            s.parent = cairn::Read::head(&batch, &s.stream)?;
+        }
+        append(&mut batch, &gate, &r)?;
+        out.push(r);
+    }
+    Ok(out)
+}
+
 /// Peak resident memory since the last reset, in bytes (Linux; 0 elsewhere).
 pub fn peak_rss() -> u64 {
     std::fs::read_to_string("/proc/self/status")
