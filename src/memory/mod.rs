@@ -234,6 +234,13 @@ pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context
             if taken.contains(&rid) {
                 return Ok(true);
             }
+            // The window is read through the eviction index: the summaries must agree.
+            if read.evicted_by(&rid)?.is_some() {
+                return Err(damage(
+                    "evictions",
+                    format!("span {rid} is in the window and evicted"),
+                ));
+            }
             match fitted(read, rid, turn, cap, budget.saturating_sub(used))? {
                 Some((line, cost)) => {
                     used += cost;
@@ -329,12 +336,6 @@ fn fitted<R: Read>(
     cap: usize,
     left: usize,
 ) -> Result<Option<(SpanLine, usize)>> {
-    if read.evicted_by(&rid)?.is_some() {
-        return Err(damage(
-            "evictions",
-            format!("span {rid} is in the window and evicted"),
-        ));
-    }
     let s = match read.named(&rid, "turns")? {
         Record::Span(s) if s.turn == turn => s,
         _ => {

@@ -843,6 +843,21 @@ pub(crate) fn loss_json(l: &Loss) -> Value {
     json!({"index": l.index, "gate": l.gate, "claim": l.claim.to_hex(), "detail": l.detail})
 }
 
+/// A claim of a boundary: its one status ([`Read::standing`]) and, when this boundary's
+/// verdict judged it otherwise, that judgement, so history stays visible without a second
+/// status.
+#[derive(Debug, Clone)]
+pub struct BoundaryClaim {
+    /// The claim.
+    pub rid: Rid,
+    /// Its text.
+    pub text: String,
+    /// Its status, as every view gives it.
+    pub status: Status,
+    /// What this boundary's verdict judged it, when that differs from `status`.
+    pub judged: Option<Status>,
+}
+
 /// One compaction boundary of a stream.
 #[derive(Debug, Clone)]
 pub struct Boundary {
@@ -866,10 +881,10 @@ pub struct Boundary {
     pub self_score: Option<f64>,
     /// See `self_score`.
     pub anchored_score: Option<f64>,
-    /// (rid, text, status) of claims not in the previous admitted summary.
-    pub new: Vec<(Rid, String, String)>,
+    /// Claims not in the previous admitted summary.
+    pub new: Vec<BoundaryClaim>,
     /// Claims carried from the previous admitted summary.
-    pub carried: Vec<(Rid, String, String)>,
+    pub carried: Vec<BoundaryClaim>,
     /// Claims of the previous admitted summary it no longer holds.
     pub dropped: Vec<(Rid, String)>,
     /// Turns it evicts.
@@ -1063,15 +1078,9 @@ fn boundary<R: Read>(
     let (mut actionable, mut laundered_actionable, mut fabricated) = (0usize, 0usize, 0usize);
     for c in &s.claims {
         let (text, act) = claim_text(read, c)?;
-        // The claim's one status (Read::standing), and what this boundary's verdict judged
-        // it, when that differs: history stays visible, and no view shows a second status.
         let judged = statuses.get(c).copied();
         fabricated += usize::from(judged == Some(Status::Fabricated));
-        let now = read.standing(c)?.status;
-        let st = match judged {
-            Some(j) if j != now => format!("{} (judged {} here)", now.name(), j.name()),
-            _ => now.name().to_string(),
-        };
+        let status = read.standing(c)?.status;
         if act {
             actionable += 1;
             laundered_actionable += usize::from(laundered(c));
@@ -1081,7 +1090,12 @@ fn boundary<R: Read>(
         } else {
             &mut b.new
         };
-        list.push((*c, text, st));
+        list.push(BoundaryClaim {
+            rid: *c,
+            text,
+            status,
+            judged: judged.filter(|j| *j != status),
+        });
     }
     for c in previous.iter().flat_map(|p| p.claims.iter()) {
         if !s.claims.contains(c) {
@@ -1173,19 +1187,14 @@ fn gap_warning(boundaries: &[Boundary]) -> Option<String> {
     }
 }
 
-/// A boundary's claims as JSON: `status` is the claim's one status; `judged`, when present,
-/// what the boundary's verdict judged it (the text form says "verified (judged unverified
-/// here)").
-fn claims_json(v: &[(Rid, String, String)]) -> Value {
+/// A boundary's claims as JSON: `rid`, `text`, `status` (the claim's one status) and, when
+/// this boundary's verdict judged it otherwise, `judged`.
+fn claims_json(v: &[BoundaryClaim]) -> Value {
     v.iter()
-        .map(|(r, t, s)| {
-            let mut o = json!({"rid": r.to_hex(), "text": t});
-            match s.split_once(" (judged ") {
-                Some((now, judged)) => {
-                    o["status"] = json!(now);
-                    o["judged"] = json!(judged.trim_end_matches(" here)"));
-                }
-                None => o["status"] = json!(s),
+        .map(|c| {
+            let mut o = json!({"rid": c.rid.to_hex(), "text": c.text, "status": c.status.name()});
+            if let Some(j) = c.judged {
+                o["judged"] = json!(j.name());
             }
             o
         })
@@ -1255,8 +1264,17 @@ impl Replay {
                 b.laundering_rate
             ));
             for (label, list) in [("new", &b.new), ("carried", &b.carried)] {
-                for (r, t, s) in list.iter() {
-                    out.push_str(&format!("  {label:<8} {} {s}: {t}\n", r.short()));
+                for c in list.iter() {
+                    let judged = c
+                        .judged
+                        .map(|j| format!(" (judged {} here)", j.name()))
+                        .unwrap_or_default();
+                    out.push_str(&format!(
+                        "  {label:<8} {} {}{judged}: {}\n",
+                        c.rid.short(),
+                        c.status.name(),
+                        c.text
+                    ));
                 }
             }
             for (r, t) in &b.dropped {
