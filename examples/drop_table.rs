@@ -69,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .rid;
     let arch = b
         .append(claim(
-            "orders_old is being archived",
+            "orders_old was set to the archive tablespace",
             Origin::ToolOutput,
             archived,
             false,

@@ -547,6 +547,14 @@ pub enum PolicyProblem {
     /// A `max_depth` that is not a non-negative integer.
     #[error("`max_depth` must be a non-negative integer")]
     MaxDepth,
+    /// A `verify_entailment` below `raw_entailment`.
+    #[error("`verify_entailment` ({verify}) is below `raw_entailment` ({raw}); a claim cannot be verified by less support than keeps it from being refused, so raise `verify_entailment` or lower `raw_entailment`")]
+    VerifyBelowRefuse {
+        /// The verify threshold given, as written.
+        verify: String,
+        /// The refuse threshold in force, as written.
+        raw: String,
+    },
     /// A `model` that is not a path.
     #[error("`model` must be the path of an NLI model directory, as a string")]
     Model,

@@ -3,6 +3,7 @@
 use cairn::gate::{Gatekeeper, Policy};
 use cairn::ingest::{apply_line, LineResult};
 use cairn::record::Status;
+use cairn::score::Scorer;
 use cairn::{Ledger, Read};
 
 const BASE: &str = r#"{"kind":"span","stream":"g","turn":1,"role":"user","text":"The staging DB listens on port 5433."}
@@ -697,8 +698,8 @@ fn the_policy_hash_is_recorded_in_every_verdict() {
     let Some(cairn::record::Record::Verdict(v)) = ledger.get(&v).unwrap() else {
         panic!()
     };
-    assert_eq!(v.policy, policy.hash("cairn-lexical-3"));
-    assert_ne!(v.policy, Policy::default().hash("cairn-lexical-3"));
+    assert_eq!(v.policy, policy.hash(cairn::score::Lexical.id()));
+    assert_ne!(v.policy, Policy::default().hash(cairn::score::Lexical.id()));
     for bad in [
         "fidelity = 2",
         "colour = 0.5",

@@ -5,6 +5,7 @@ mod chain;
 mod classifier;
 mod codec;
 mod crash_consistency;
+mod dev_split;
 mod examples;
 mod gates;
 mod golden;
@@ -16,6 +17,7 @@ mod merkle;
 mod model;
 #[cfg(feature = "model")]
 mod nli;
+mod pairs;
 mod status;
 mod store;
 mod util;

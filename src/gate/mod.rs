@@ -36,7 +36,7 @@ pub(crate) mod view;
 pub use crate::record::Gate;
 pub use crate::store::classify;
 pub use pins::{pin_of, pinned_items, unpinned_items};
-pub use policy::Policy;
+pub use policy::{Policy, VERIFY_ENTAILMENT};
 pub use status::claim_status_plain;
 pub use sweep::{sweep, SweepFinding};
 

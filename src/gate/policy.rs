@@ -5,14 +5,22 @@ use crate::error::{PolicyError, PolicyProblem};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The entailment from the claim's cited spans at which the built-in scorer is sure enough to
+/// verify a claim, chosen from the curve on the dev split (SPEC.md 9.4).
+pub const VERIFY_ENTAILMENT: f64 = 0.95;
+
 /// The thresholds the gates use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     /// `fabricated-claim`: similarity to the best raw span at or above this...
     pub fabrication_similarity: f64,
-    /// ...while raw entailment is below this. Also the entailment that verifies a claim and
-    /// that preserves a pinned item.
+    /// ...while raw entailment is below this: a claim whose cited spans entail it less is
+    /// refused as fabricated. Also the entailment that preserves a pinned item.
     pub raw_entailment: f64,
+    /// The entailment at which a claim's cited spans support it surely enough to verify it
+    /// (key `verify_entailment`). Between `raw_entailment` and this, a claim is admitted
+    /// unverified, or goes to the judge when one is configured. Never below `raw_entailment`.
+    pub verify_entailment: f64,
     /// A scorer contradiction at or above this makes a span a disconfirmer.
     pub contradiction: f64,
     /// `laundering-rate`: laundered actionable claims over actionable claims above this
@@ -36,6 +44,7 @@ impl Default for Policy {
         Policy {
             fabrication_similarity: 0.75,
             raw_entailment: 0.30,
+            verify_entailment: VERIFY_ENTAILMENT,
             contradiction: 0.60,
             laundering_rate: 0.15,
             max_depth: 2,
@@ -49,6 +58,7 @@ impl Default for Policy {
 const KEYS: &[&str] = &[
     "fabrication_similarity",
     "raw_entailment",
+    "verify_entailment",
     "contradiction",
     "laundering_rate",
     "max_depth",
@@ -86,6 +96,7 @@ impl Policy {
             let slot = match key.as_str() {
                 "fabrication_similarity" => &mut p.fabrication_similarity,
                 "raw_entailment" => &mut p.raw_entailment,
+                "verify_entailment" => &mut p.verify_entailment,
                 "contradiction" => &mut p.contradiction,
                 "laundering_rate" => &mut p.laundering_rate,
                 "fidelity" => &mut p.fidelity,
@@ -102,6 +113,12 @@ impl Policy {
                 .or_else(|| value.as_integer().map(|i| i as f64))
                 .filter(|v| (0.0..=1.0).contains(v))
                 .ok_or_else(|| err(PolicyProblem::Threshold(key.clone())))?;
+        }
+        if p.verify_entailment < p.raw_entailment {
+            return Err(err(PolicyProblem::VerifyBelowRefuse {
+                verify: p.verify_entailment.to_string(),
+                raw: p.raw_entailment.to_string(),
+            }));
         }
         Ok(p)
     }
@@ -121,6 +138,9 @@ impl Policy {
             h.update(&((v * 10_000.0).round() as u32).to_le_bytes());
         }
         h.update(&self.max_depth.to_le_bytes());
+        // Added with `verify_entailment` (2026-12-01): a policy hash names the point at which
+        // claims were verified.
+        h.update(&((self.verify_entailment * 10_000.0).round() as u32).to_le_bytes());
         h.update(scorer_id.as_bytes());
         *h.finalize().as_bytes()
     }

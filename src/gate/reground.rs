@@ -10,7 +10,7 @@ use crate::store::{Batch, Read};
 
 impl Gatekeeper {
     /// Re-checks a claim against its raw-span ancestors (kept after eviction). When they entail
-    /// it, appends a Reground record, which makes the claim verified and resets its depth.
+    /// it surely (`verify_entailment`), appends a Reground record, which makes the claim verified and resets its depth.
     pub fn reground(&self, batch: &mut Batch, claim: Rid) -> Result<RegroundOutcome> {
         let mut view = View::new(&*batch);
         let Some(c) = view.claim(claim)? else {
@@ -41,7 +41,7 @@ impl Gatekeeper {
         for (rid, s) in &spans {
             let sc = self.score(&c.text, &s.text)?;
             best = best.max(sc.entailment);
-            if sc.entailment >= self.policy.raw_entailment {
+            if sc.entailment >= self.policy.verify_entailment {
                 entailing.push(*rid);
             }
             if sc.contradiction >= self.policy.contradiction && contradicted.is_none() {
@@ -50,7 +50,7 @@ impl Gatekeeper {
         }
         let whole = self.score(&c.text, &joined)?.entailment;
         best = best.max(whole);
-        if entailing.is_empty() && whole >= self.policy.raw_entailment {
+        if entailing.is_empty() && whole >= self.policy.verify_entailment {
             entailing = spans.iter().map(|(r, _)| *r).collect();
         }
         if drift.is_some() || entailing.is_empty() || contradicted.is_some() {
@@ -63,9 +63,9 @@ impl Gatekeeper {
                     quote(&c.text)
                 ),
                 (None, None) => format!(
-                    "its raw-span ancestors do not entail claim {} (best entailment {best:.2}, below {:.2})",
+                    "its raw-span ancestors do not entail claim {} surely enough to verify it (best entailment {best:.2}, below {:.2})",
                     quote(&c.text),
-                    self.policy.raw_entailment
+                    self.policy.verify_entailment
                 ),
             };
             return Ok(RegroundOutcome::NotEntailed { best, reason });

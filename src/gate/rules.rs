@@ -173,21 +173,11 @@ pub(crate) struct WitnessCheck {
 /// speaker can have. A system prompt speaks for the user in simulated conversations, so it
 /// may hold what "the user" or "the customer" wants.
 pub(crate) fn named_speaker(claim: &str) -> Option<(&'static str, &'static [Role])> {
-    const USER: &[Role] = &[Role::User, Role::System];
-    const ASSISTANT: &[Role] = &[Role::Assistant];
-    const TOOL: &[Role] = &[Role::Tool];
-    let lower = claim.trim_start().to_lowercase();
-    let subject = lower.strip_prefix("the ").unwrap_or(&lower);
-    let word: String = subject
-        .chars()
-        .take_while(|c| c.is_alphanumeric())
-        .collect();
-    Some(match word.as_str() {
-        "user" | "customer" | "caller" | "guest" | "client" => ("the user", USER),
-        "assistant" | "agent" | "bot" | "representative" => ("the assistant", ASSISTANT),
-        "tool" | "test" | "tests" | "build" | "commit" | "linter" | "compiler" | "pytest"
-        | "flake8" | "cargo" | "command" | "output" => ("a tool", TOOL),
-        _ => return None,
+    use crate::text::Speaker;
+    Some(match crate::text::named_speaker(claim)? {
+        Speaker::User => ("the user", &[Role::User, Role::System]),
+        Speaker::Assistant => ("the assistant", &[Role::Assistant]),
+        Speaker::Tool => ("a tool", &[Role::Tool]),
     })
 }
 

@@ -22,7 +22,7 @@ pub(crate) fn claim_status<R: Read>(
     for w in &claim.witnesses {
         if let Some(sp) = view.span(*w)? {
             if !is_hedged(&sp.text)
-                && gate.score(&claim.text, &sp.text)?.entailment >= gate.policy.raw_entailment
+                && gate.score(&claim.text, &sp.text)?.entailment >= gate.policy.verify_entailment
             {
                 return Ok(Status::Verified);
             }

@@ -224,7 +224,7 @@ impl Gatekeeper {
             &outside,
         );
         let laundered = laundered.map(|f| findings.push(f)).is_some();
-        let entailed = check.entailment.0 >= self.policy.raw_entailment;
+        let entailed = check.entailment.0 >= self.policy.verify_entailment;
         self.disconfirmers(view, &at, &carried, window, findings)?;
         let status = if !grounding.anchored {
             Status::Unanchored

@@ -21,8 +21,8 @@ use super::order::{self, SourceOrder};
 use super::{ScoreError, Scorer, Scores};
 use crate::text::wordnet::wordnet;
 use crate::text::{
-    bindings, for_each_word, identifiers, says_not_sure, sentences, stem, Binding, Fnv, IdKind,
-    Ident, ANTONYMS, FAILURES, HEDGES, NEGATIONS, STOP,
+    bindings, for_each_word, frame_word, identifiers, reporting_frame, says_not_sure, sentences,
+    stem, Binding, Fnv, IdKind, Ident, ANTONYMS, FAILURES, HEDGES, NEGATIONS, STOP, VALUE_CLASSES,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -42,7 +42,28 @@ const NAME_POW: f64 = 3.0;
 
 /// Words that deny what follows them as "not" does, beyond `text::NEGATIONS`: "lacks vertical
 /// space" says what "not enough vertical room" says.
-const DENYING: &[&str] = &["lack", "lacks", "lacked", "lacking", "without"];
+/// Verbs of forbidding and refusing deny what follows them too: "forbade using --no-git" says
+/// what "don't use --no-git" says.
+const DENYING: &[&str] = &[
+    "lack",
+    "lacks",
+    "lacked",
+    "lacking",
+    "without",
+    "forbid",
+    "forbids",
+    "forbade",
+    "forbidden",
+    "prohibit",
+    "prohibits",
+    "prohibited",
+    "refuse",
+    "refuses",
+    "refused",
+    "decline",
+    "declines",
+    "declined",
+];
 
 /// Whether a word is a negation for the scorer: listed, denying, or ending in "n't".
 fn negation(w: &str) -> bool {
@@ -53,8 +74,9 @@ fn negation(w: &str) -> bool {
 /// antonym, failure or version difference counts as a contradiction.
 pub const TOPIC: f64 = 0.3;
 
-/// The built-in scorer, id `cairn-lexical-3` (`cairn-lexical-1` until 2026-11-30,
-/// `cairn-lexical-2` until 2026-12-01).
+/// The built-in scorer. Its id is derived from its rules version and its word lists
+/// (`cairn-lexical-4-…` since 2026-12-01; `cairn-lexical-1` until 2026-11-30, `cairn-lexical-2`
+/// and `cairn-lexical-3` on 2026-12-01).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Lexical;
 
@@ -111,6 +133,9 @@ const FAILURE: u8 = 8;
 const TO: u8 = 16;
 /// `from`, before where something comes from.
 const FROM: u8 = 32;
+/// A word of a claim's frame rather than of what it states: a party to the conversation, a verb
+/// of saying, or "because" and "whether", which only join what is stated (`text::frame_word`).
+const FRAME: u8 = 64;
 
 impl Word {
     fn content(self) -> bool {
@@ -133,6 +158,9 @@ struct Lexicon {
     chars5: Vec<u128>,
     /// The antonym pairs as stem numbers.
     antonyms: Vec<(u32, u32)>,
+    /// The closed classes of values (`text::VALUE_CLASSES`): each member's forms as stem
+    /// numbers.
+    classes: Vec<Vec<Vec<u32>>>,
     /// For each word number, the count it writes, in digits or words.
     values: Vec<Option<u64>>,
     /// For each word number, the WordNet lemmas it may be (`text::wordnet`).
@@ -157,9 +185,18 @@ impl Lexicon {
             .collect();
         let mut stems =
             |ws: &[&str]| -> Vec<u32> { ws.iter().map(|w| lex.stem(&stem(w))).collect() };
+        let classes = VALUE_CLASSES
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .map(|m| stems(&m.split('/').collect::<Vec<_>>()))
+                    .collect()
+            })
+            .collect();
         let lifted = stems(&["forget", "hesitate", "fail", "neglect"]);
         let indefinite = stems(&["anything", "nothing", "anyone", "else"]);
         let but = stems(&["but", "except", "besides"]);
+        lex.classes = classes;
         lex.lifted = lifted;
         lex.indefinite = indefinite;
         lex.but = but;
@@ -200,7 +237,8 @@ impl Lexicon {
                 | flag(HEDGES.contains(w), HEDGE)
                 | flag(FAILURES.contains(w), FAILURE)
                 | flag(w == "to", TO)
-                | flag(w == "from", FROM),
+                | flag(w == "from", FROM)
+                | flag(frame_word(w), FRAME),
         };
         let value = w
             .parse::<u64>()
@@ -401,7 +439,13 @@ fn clause_facts(ws: &[Word], lex: &Lexicon, out: Facts<'_>) {
             }
         }
         if w.flags & (TO | FROM) != 0 {
-            let target: Vec<u32> = after.iter().take(2).map(|x| x.stem).collect();
+            // The one or two content words right after it: "from SEA to PHX" sends from "sea".
+            let target: Vec<u32> = after
+                .iter()
+                .take(2)
+                .take_while(|x| x.content())
+                .map(|x| x.stem)
+                .collect();
             if !target.is_empty() {
                 dirs.push((w.flags & TO != 0, target));
             }
@@ -599,14 +643,12 @@ impl ClaimPart {
                 names.extend(lex.words(tok).iter().map(|w| w.id));
             }
         }
-        let content: Vec<u32> = words
-            .iter()
-            .filter(|w| w.content())
-            .map(|w| w.stem)
-            .collect();
+        // What a witness must support: the claim's content words, less its frame.
+        let stated = |w: &&Word| w.content() && w.flags & FRAME == 0;
+        let content: Vec<u32> = words.iter().filter(stated).map(|w| w.stem).collect();
         ClaimPart {
             keys: content.iter().map(|s| lex.key(*s)).collect(),
-            content_words: words.iter().filter(|w| w.content()).map(|w| w.id).collect(),
+            content_words: words.iter().filter(stated).map(|w| w.id).collect(),
             content,
             w: Window::of(claim, &words, lex),
             names,
@@ -703,7 +745,14 @@ impl Caches {
         if texts.is_empty() {
             texts.push(text);
         }
-        let v = Rc::new(texts.into_iter().map(|t| ClaimPart::new(t, lex)).collect());
+        // Who said it is the gate's to check: a sentence is read without its reporting frame
+        // ("The user said that ...").
+        let v = Rc::new(
+            texts
+                .into_iter()
+                .map(|t| ClaimPart::new(&t[reporting_frame(t)..], lex))
+                .collect(),
+        );
         self.bytes += text.len();
         self.claims.insert(text.to_string(), Rc::clone(&v));
         v
@@ -770,6 +819,16 @@ fn analyses(source: &str, claim: &str) -> (Rc<Source>, Rc<Vec<ClaimPart>>) {
 /// Whether a stem is in a window's content, or shares its first five bytes with one there.
 fn fuzzy(stem: u32, key: Option<u64>, w: &Window) -> bool {
     w.content.contains(stem) || key.is_some_and(|k| w.keys.contains(k))
+}
+
+/// Whether the claim names a member of a closed class of values that the window lacks, while
+/// the window names another member that the claim lacks.
+fn value_swap(classes: &[Vec<Vec<u32>>], claim: &Ids, window: &Ids) -> bool {
+    let has = |side: &Ids, member: &[u32]| member.iter().any(|&f| side.contains(f));
+    classes.iter().any(|class| {
+        class.iter().any(|m| has(claim, m) && !has(window, m))
+            && class.iter().any(|m| has(window, m) && !has(claim, m))
+    })
 }
 
 /// Whether some stem of `a` has an antonym in `b` that `b` itself lacks.
@@ -909,6 +968,9 @@ struct Clash {
     hedge_gap: bool,
     /// The claim counts a thing the window counts otherwise ("3 people" against "6 people").
     count: bool,
+    /// The claim names a value of a closed class where the window names another of the same
+    /// class and not the claim's ("before 21:15" against "after 21:15").
+    value: bool,
     /// The claim sends something the other way ("to London" against "from London"), or swaps
     /// the targets of a `to`.
     direction: bool,
@@ -952,6 +1014,7 @@ fn clash(part: &ClaimPart, best: &Window, cov: f64, lex: &Lexicon) -> Clash {
                     && best.counts.iter().any(|(v2, n2)| n2 == noun && v2 != v)
             }),
         direction: cov >= TOPIC && direction_clash(&claim.dirs, &best.dirs),
+        value: cov >= TOPIC && value_swap(&lex.classes, &claim.stems, &best.stems),
     }
 }
 
@@ -1010,6 +1073,35 @@ fn binding_swap(claim: &[Binding], source: &Source) -> bool {
         b.head.as_deref().is_some_and(|h| {
             !binds(&b.id, h) && found.iter().any(|o| o.id != b.id && binds(&o.id, h))
         })
+    })
+}
+
+/// The most entailment a claim gets when the window supports its words but the scorer is not
+/// sure it says what the claim says: below any verify threshold worth the name, above the
+/// refuse threshold.
+const UNSURE: f64 = 0.75;
+
+/// Words that make what follows them, to the end of its clause, a condition on or an exception
+/// to what the sentence says.
+const CONDITIONS: &[&str] = &["but", "unless", "except", "provided"];
+
+/// Whether the window qualifies what it says with a condition the claim drops: a clause opened
+/// by a condition word whose content words the claim mostly lacks ("it's junk but it's hers to
+/// delete, not ours" against "it is junk and can be deleted").
+fn dropped_condition(window: &str, claim: &[u32], lex: &Lexicon) -> bool {
+    let claim_has = |w: &str| lex.words.get(w).is_some_and(|x| claim.contains(&x.stem));
+    clauses(window).any(|clause| {
+        let mut words = Vec::new();
+        for_each_word(clause, |w| words.push(w.to_string()));
+        let Some(at) = words.iter().position(|w| CONDITIONS.contains(&w.as_str())) else {
+            return false;
+        };
+        let rest: Vec<&String> = words[at + 1..]
+            .iter()
+            .filter(|w| lex.words.get(w.as_str()).is_some_and(|x| x.content()))
+            .collect();
+        let kept = rest.iter().filter(|w| claim_has(w)).count();
+        !rest.is_empty() && 2 * kept < rest.len()
     })
 }
 
@@ -1091,8 +1183,21 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
             .order
             .as_ref()
             .is_some_and(|o| order::reversed(o, src.order()));
+    let (start, len) = src.wins[at];
+    let window_text = {
+        let (a, b) = (
+            src.sents[start as usize].range.0,
+            src.sents[(start + len - 1) as usize].range.1,
+        );
+        &src.text[a..b]
+    };
+    // Not sure: the window qualifies what it says with a condition the claim drops.
+    let unsure = dropped_condition(window_text, &part.content, lex);
     let mut entailment =
         (0.6 * cov + 0.4 * precision) * ids.precision.powf(1.5) * name_precision.powf(NAME_POW);
+    if unsure {
+        entailment = entailment.min(UNSURE);
+    }
     for (hit, factor) in [
         (k.negation, 0.25),
         (!k.negation && k.one_negated, 0.7),
@@ -1102,6 +1207,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (ids.soft_conflict && !ids.conflict, 0.5),
         (k.count, 0.3),
         (k.direction, 0.3),
+        (k.value, 0.3),
         (swapped || reordered, 0.3),
         (invented_reason, 0.3),
     ] {
@@ -1117,6 +1223,7 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
         (k.failure, 0.6),
         (k.count, 0.7),
         (k.direction, 0.7),
+        (k.value, 0.7),
         (swapped || reordered, 0.7),
     ] {
         if hit {
@@ -1132,17 +1239,90 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
 }
 
 /// The text with typographic apostrophes as apostrophes: "don’t" negates as "don't" does.
+///
+/// A negation joined by a hyphen to the word after it is part of that word: "--no-git" and
+/// "non-blank" name a thing, they deny nothing ("don't use --no-git" is not "use --no-git").
 fn plain(t: &str) -> std::borrow::Cow<'_, str> {
-    if t.contains('\u{2019}') {
-        std::borrow::Cow::Owned(t.replace('\u{2019}', "'"))
-    } else {
-        std::borrow::Cow::Borrowed(t)
+    let joined = |t: &str| {
+        ["no-", "non-", "not-"].iter().any(|p| {
+            t.match_indices(p).any(|(at, _)| {
+                let before = t[..at].chars().next_back();
+                !before.is_some_and(char::is_alphanumeric)
+            })
+        }) || ["No-", "Non-", "Not-"].iter().any(|p| t.contains(p))
+    };
+    if !t.contains('\u{2019}') && !joined(t) {
+        return std::borrow::Cow::Borrowed(t);
     }
+    let t = t.replace('\u{2019}', "'");
+    let mut out = String::with_capacity(t.len());
+    let mut prev: Option<char> = None;
+    let mut rest = t.as_str();
+    while let Some(c) = rest.chars().next() {
+        let lower = rest.get(..4).map(str::to_ascii_lowercase);
+        let prefix = ["non-", "not-"]
+            .iter()
+            .find(|p| lower.as_deref() == Some(**p))
+            .map(|p| p.len())
+            .or_else(|| (lower.as_deref().is_some_and(|l| l.starts_with("no-"))).then_some(3));
+        match prefix {
+            Some(n) if !prev.is_some_and(char::is_alphanumeric) => {
+                out.push_str(&rest[..n - 1]);
+                prev = rest[..n - 1].chars().next_back();
+                rest = &rest[n..];
+            }
+            _ => {
+                out.push(c);
+                prev = Some(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The built-in scorer's rules version: raise it with any change to its code that moves a
+/// score. The id also carries a hash of every word list it reads, so a changed list is a new id
+/// without a new version (`lexical::tests::scores_are_pinned_to_the_id`).
+pub const RULES: u32 = 4;
+
+/// `cairn-lexical-RULES-` and the first 8 hex digits of BLAKE3 over the scorer's word lists
+/// (each named, its words joined by NUL), its own lists and the WordNet lexicon's text.
+fn derived_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let mut h = blake3::Hasher::new();
+        h.update(b"cairn-lexical-lists\0");
+        let mut lists = crate::text::scorer_lists();
+        lists.extend([
+            ("slots", SLOTS.to_vec()),
+            ("denying", DENYING.to_vec()),
+            ("number-words", NUMBER_WORDS.to_vec()),
+            ("reason-markers", REASON_MARKERS.to_vec()),
+            ("conditions", CONDITIONS.to_vec()),
+        ]);
+        lists.extend(order::lists());
+        for (name, words) in lists {
+            h.update(name.as_bytes());
+            h.update(b"\0");
+            for w in words {
+                h.update(w.as_bytes());
+                h.update(b"\0");
+            }
+            h.update(b"\n");
+        }
+        h.update(crate::text::wordnet::LEXICON.as_bytes());
+        let hex: String = h.finalize().as_bytes()[..4]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("cairn-lexical-{RULES}-{hex}")
+    })
 }
 
 impl Scorer for Lexical {
     fn id(&self) -> &str {
-        "cairn-lexical-3"
+        derived_id()
     }
 
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
@@ -1203,7 +1383,10 @@ mod tests {
         assert!(scores("flying from London to New York", src).contradiction < 0.6);
 
         let src = "Southwest Airlines, takes off at 4:35 am with 0 stops and fare is $101.";
-        assert!(scores("a Southwest Airlines flight takes off at 4:35 pm", src).entailment < 0.3);
+        // A value of the same kind as the witness's but not its own ("pm" for "am") is not
+        // support: it is never verified, though no word rule can call it a contradiction.
+        let pm = scores("a Southwest Airlines flight takes off at 4:35 pm", src);
+        assert!(pm.entailment < 0.95, "below the default verify threshold");
         assert!(scores("a Southwest Airlines flight takes off at 4:35 am", src).entailment >= 0.3);
 
         let src = "No, I just want to see how long they last for.";
@@ -1234,8 +1417,8 @@ mod tests {
                 "asked to rename cmd_clipboard to cmd_add_clipboard_image",
                 src
             )
-            .entailment
-                < 0.3
+            .contradiction
+                >= 0.6
         );
         assert!(
             scores(
@@ -1297,10 +1480,10 @@ mod tests {
         assert!(scores("the graph has vertical room for the title", src).contradiction >= 0.6);
 
         // In a short source, an antonym in the next sentence clashes.
-        let src = "Call me a cab to Hop Creek Pub. It can be a shared ride.";
-        let private = "The user asked for a private cab to Hop Creek Pub.";
+        let private = "The user asked for a public cab to Hop Creek Pub.";
+        let src = "Call me a cab to Hop Creek Pub. It can be a private ride.";
         assert!(scores(private, src).contradiction >= 0.6);
-        let shared = "The user asked for a shared cab to Hop Creek Pub.";
+        let shared = "The user asked for a private cab to Hop Creek Pub.";
         assert!(scores(shared, src).contradiction < 0.6);
 
         // An identifier counts only as a whole token.
@@ -1363,6 +1546,149 @@ mod tests {
 
     /// Scores do not depend on what the caches held before: filling them past their limit drops
     /// the lexicon and every analysis, and the same pairs score the same afterwards.
+    /// Issue 23: version 4 is sure only where the window supports every word the claim states
+    /// (by stem or WordNet synonym), less the frame that reports who said it, with no clash; a
+    /// dropped condition or a value of the same class swapped is never support. Each rule with
+    /// its near miss; 0.95 is the default verify threshold (`gate::VERIFY_ENTAILMENT`).
+    #[test]
+    fn the_fourth_version_is_sure_only_of_full_support() {
+        let sure = |c: &str, s: &str| scores(c, s).entailment >= 0.95;
+        // The frame is not content; what was said is.
+        assert!(sure(
+            "The user said they want a cheap hotel.",
+            "I want a cheap hotel"
+        ));
+        assert!(sure(
+            "The user wants an inexpensive hotel.",
+            "I want a cheap hotel"
+        ));
+        assert!(!sure(
+            "The user wants a cheap hotel with parking.",
+            "I want a cheap hotel"
+        ));
+        // A dropped condition: admitted (not refused) but not verified.
+        let src = "it's junk but it's hers to delete, not ours";
+        let dropped = scores("Migration 0029 is junk and can be deleted.", src);
+        assert!(
+            dropped.entailment < 0.95 && dropped.contradiction < 0.6,
+            "{dropped:?}"
+        );
+        assert!(!sure(
+            "The migration is junk.",
+            "it's junk, but it's hers to delete, not ours"
+        ));
+        assert!(sure("The migration is junk.", "the migration is junk"));
+        // A value of a closed class swapped for another contradicts.
+        let src = "I need a train from Norwich, leaving after 21:15.";
+        assert!(
+            scores(
+                "The user needs a train from Norwich leaving before 21:15.",
+                src
+            )
+            .contradiction
+                >= 0.6
+        );
+        assert!(sure(
+            "The user needs a train from Norwich leaving after 21:15.",
+            src
+        ));
+        assert!(
+            scores("It's an 8 minute ride.", "It's about an 8 minutes ride").contradiction < 0.6
+        );
+        // A negation joined to a word by a hyphen names a thing and denies nothing.
+        let src = "don't use --no-git in those tests";
+        assert!(scores("use --no-git in those tests", src).contradiction >= 0.6);
+        assert!(sure("The user forbade using --no-git in those tests.", src));
+        // Directions read the content words right after "from" and "to".
+        let src =
+            "You are contacting to complain about your delayed flight HAT045 from PHX to SEA.";
+        assert!(scores("The flight HAT045 from SEA to PHX was delayed.", src).contradiction >= 0.6);
+        assert!(sure("The delayed flight HAT045 from PHX to SEA.", src));
+    }
+
+    /// Fixed pairs, one or more per rule; their scores are pinned to the scorer's id.
+    const FIXED: &[(&str, &str)] = &[
+        (
+            "We are still on libfoo 2.3.1.",
+            "we are still on libfoo 2.3.1, do not bump",
+        ),
+        (
+            "libfoo was upgraded to 2.4.0",
+            "we are still on libfoo 2.3.1, do not bump",
+        ),
+        (
+            "The staging DB port is 5433.",
+            "I think the staging DB is on port 5433",
+        ),
+        (
+            "The user wants a cheap hotel.",
+            "I want an inexpensive hotel",
+        ),
+        ("The user wants an expensive hotel.", "I want a cheap hotel"),
+        ("Never run DROP TABLE.", "never run DROP TABLE on prod"),
+        ("Run DROP TABLE on prod.", "never run DROP TABLE on prod"),
+        (
+            "Migration 0029 is junk and can be deleted.",
+            "it's junk but it's hers to delete, not ours",
+        ),
+        ("A flight from SEA to PHX.", "a flight from PHX to SEA"),
+        (
+            "Cancel M20IZO and upgrade IFOYYZ.",
+            "cancel IFOYYZ and upgrade M20IZO",
+        ),
+        (
+            "First book the flight, then cancel the hotel.",
+            "cancel the hotel, then book the flight",
+        ),
+        (
+            "It failed because of a work conflict.",
+            "it failed because you're sick",
+        ),
+        (
+            "The user forbade using --no-git.",
+            "don't use --no-git in those tests",
+        ),
+        ("3 people and 6 nights.", "6 people, 3 nights"),
+        ("The tests pass.", "2 failed, 40 passed"),
+        (
+            "The train leaves before 21:15.",
+            "I need a train leaving after 21:15",
+        ),
+        (
+            "The user wants the 8 minute ride.",
+            "It's about an 8 minute ride",
+        ),
+    ];
+
+    /// Each id the built-in scorer has carried since ids were derived, with the BLAKE3 of its
+    /// scores on [`FIXED`] (parts per ten thousand). A change that moves a score under an id
+    /// listed here fails: raise [`RULES`] and add the new id's line.
+    const PINNED: &[(&str, &str)] = &[("cairn-lexical-4-9e107668", "9fa64b01eab4e85e")];
+
+    fn digest() -> String {
+        let mut h = blake3::Hasher::new();
+        for (claim, source) in FIXED {
+            let s = scores(claim, source);
+            for x in [s.entailment, s.contradiction, s.similarity] {
+                h.update(&((x * 10_000.0).round() as u32).to_le_bytes());
+            }
+        }
+        h.finalize().to_hex()[..16].to_string()
+    }
+
+    #[test]
+    fn scores_are_pinned_to_the_id() {
+        let (id, now) = (Lexical.id(), digest());
+        match PINNED.iter().find(|(i, _)| *i == id) {
+            Some((_, pinned)) => assert_eq!(
+                *pinned, now,
+                "the built-in scorer's scores moved under the id {id}: raise lexical::RULES and pin the new id's scores"
+            ),
+            None => panic!("the built-in scorer's id {id} is not pinned: add (\"{id}\", \"{now}\") to PINNED"),
+        }
+        assert!(id.starts_with(&format!("cairn-lexical-{RULES}-")));
+    }
+
     #[test]
     fn scores_survive_a_cache_reset() {
         let pairs = [

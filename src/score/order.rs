@@ -49,6 +49,14 @@ fn content(words: &[String]) -> Vec<String> {
     v
 }
 
+/// The lists this module reads, by name, for the scorer's id.
+pub(super) fn lists() -> [(&'static str, Vec<&'static str>); 2] {
+    [
+        ("order-time-words", TIME_WORDS.to_vec()),
+        ("order-words", ORDER_WORDS.to_vec()),
+    ]
+}
+
 /// The marker words themselves, never content of a side.
 const ORDER_WORDS: &[&str] = &[
     "first",
@@ -101,12 +109,27 @@ fn sides_of(sentence: &str, words: &[String]) -> Option<Sides> {
     }
     // "first X, then Y", "X, then Y"; not "if X then Y".
     if let Some(t) = at("then") {
-        let conditional = words[..t].iter().any(|w| w == "if" || w == "when");
+        // "If X, Y first and then Z" orders Y and Z: a "first" after the condition word
+        // opens the ordered part.
+        let cond = words[..t].iter().rposition(|w| w == "if" || w == "when");
+        let conditional = cond.is_some_and(|c| !words[c..t].iter().any(|w| w == "first"));
         if !conditional {
             // "first X, then Y", or "X first and only then Y".
-            let earlier = match at("first").filter(|&f| f < t) {
+            let from = cond.map_or(0, |c| {
+                // After the condition's clause: the word after its comma, if any.
+                let f = at("first").unwrap_or(t);
+                let head = sentence.split(',').next().unwrap_or("");
+                let mut n = 0;
+                for_each_word(head, |_| n += 1);
+                if n > c && n < f {
+                    n
+                } else {
+                    c + 1
+                }
+            });
+            let earlier = match at("first").filter(|&f| f < t && f >= from) {
                 Some(f) if !content(&words[f + 1..t]).is_empty() => &words[f + 1..t],
-                Some(f) => &words[..f],
+                Some(f) => &words[from..f],
                 None => &words[..t],
             };
             return split(earlier, &words[t + 1..]);

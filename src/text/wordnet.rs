@@ -12,7 +12,8 @@ use super::Fnv;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-const LEXICON: &str = include_str!("wordnet/lexicon.txt");
+/// The lexicon's text, also hashed into the built-in scorer's id.
+pub(crate) const LEXICON: &str = include_str!("wordnet/lexicon.txt");
 
 /// The lexicon, with lemmas numbered in the order the file first names them.
 pub struct WordNet {
@@ -164,5 +165,33 @@ mod tests {
         assert!(opposed("cheaper", "expensive"));
         assert!(opposed("dark", "light"));
         assert!(!opposed("dark", "blue"));
+    }
+}
+
+#[cfg(test)]
+mod curated {
+    use super::*;
+
+    /// Issue 23: a curated antonym pair stays only where WordNet lists the two words (or their
+    /// lemmas) as antonyms, so the list cannot hold values that only looked opposed in the data
+    /// it was tuned on ("economy" / "business", "day" / "hour").
+    #[test]
+    fn every_curated_antonym_pair_is_a_wordnet_antonym_pair() {
+        let wn = wordnet();
+        let opposed = |a: &str, b: &str| {
+            wn.lemmas(a)
+                .iter()
+                .any(|x| wn.lemmas(b).iter().any(|y| wn.antonyms(*x).contains(y)))
+        };
+        let strays: Vec<String> = crate::text::ANTONYMS
+            .iter()
+            .filter(|(a, b)| !opposed(a, b) && !opposed(b, a))
+            .map(|(a, b)| format!("{a} / {b}"))
+            .collect();
+        assert!(
+            strays.is_empty(),
+            "curated antonym pairs WordNet does not list: {}",
+            strays.join(", ")
+        );
     }
 }

@@ -118,7 +118,7 @@ fn drop_table_unpinned_then_pin_loss_then_action_refused() {
     let spans = r#"{"kind":"span","stream":"m","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database; archive old tables instead."}
 {"kind":"span","stream":"m","turn":40,"role":"tool","name":"psql","text":"ALTER TABLE orders_old SET TABLESPACE archive; ALTER TABLE"}
 "#;
-    let first = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.88,"claims":[{"text":"orders_old is being archived","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
+    let first = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.88,"claims":[{"text":"orders_old was set to the archive tablespace","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
 "#;
     let (c, out, _) = ingest(&t, "a.jsonl", &format!("{spans}{first}"));
     assert_eq!(c, 1);
@@ -132,7 +132,7 @@ fn drop_table_unpinned_then_pin_loss_then_action_refused() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let pin: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(pin["items"][0]["class"], "prohibition");
-    let keep = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.89,"claims":[{"text":"never run DROP TABLE on the orders database","origin":"user-said","witnesses":["turn:12"],"actionable":true},{"text":"orders_old is being archived","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
+    let keep = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.89,"claims":[{"text":"never run DROP TABLE on the orders database","origin":"user-said","witnesses":["turn:12"],"actionable":true},{"text":"orders_old was set to the archive tablespace","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
 "#;
     let (c, out, e) = ingest(&t, "b.jsonl", keep);
     assert_eq!(

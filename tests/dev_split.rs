@@ -1,0 +1,54 @@
+//! Issue 23, point 6: the built-in gate on the dev split may not slip below the operating point
+//! chosen from its curve (SPEC.md 9.4). The fresh split is never read here.
+
+use crate::pairs::judge;
+use cairn::gate::Gatekeeper;
+use cairn::record::Status;
+use serde_json::Value;
+
+/// The chosen point on the dev split (725 pairs: 422 fabricated, 303 faithful), measured when
+/// it was chosen: at most this many fabricated claims end verified, at least this many are
+/// caught (refused, or fabricated or unanchored), at most this many faithful claims are refused
+/// and at least this many are verified.
+const FABRICATED_VERIFIED_AT_MOST: usize = 4;
+const FABRICATED_CAUGHT_AT_LEAST: usize = 310;
+const FAITHFUL_REFUSED_AT_MOST: usize = 17;
+const FAITHFUL_VERIFIED_AT_LEAST: usize = 128;
+
+#[test]
+fn the_dev_split_holds_the_chosen_operating_point() {
+    let gate = Gatekeeper::default();
+    let (mut fab, mut fab_verified, mut caught) = (0, 0, 0);
+    let (mut ok, mut ok_refused, mut ok_verified) = (0, 0, 0);
+    for file in ["claims_dev", "claims_test"] {
+        let path = format!(
+            "{}/tests/data/real/{file}.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the dev split");
+        for line in text.lines() {
+            let pair: Value = serde_json::from_str(line).expect("a JSON line");
+            let (admitted, status) = judge(&gate, &pair).expect("gating a pair");
+            let verified = admitted && status == Status::Verified;
+            if pair["label"] == "faithful" {
+                ok += 1;
+                ok_refused += usize::from(!admitted);
+                ok_verified += usize::from(verified);
+            } else {
+                fab += 1;
+                fab_verified += usize::from(verified);
+                caught += usize::from(
+                    !admitted || matches!(status, Status::Fabricated | Status::Unanchored),
+                );
+            }
+        }
+    }
+    assert_eq!((fab, ok), (422, 303), "the dev split changed size");
+    let figures = format!(
+        "fabricated: {caught} caught, {fab_verified} verified; faithful: {ok_refused} refused, {ok_verified} verified"
+    );
+    assert!(fab_verified <= FABRICATED_VERIFIED_AT_MOST, "{figures}");
+    assert!(caught >= FABRICATED_CAUGHT_AT_LEAST, "{figures}");
+    assert!(ok_refused <= FAITHFUL_REFUSED_AT_MOST, "{figures}");
+    assert!(ok_verified >= FAITHFUL_VERIFIED_AT_LEAST, "{figures}");
+}
