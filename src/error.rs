@@ -547,6 +547,9 @@ pub enum PolicyProblem {
     /// A `max_depth` that is not a non-negative integer.
     #[error("`max_depth` must be a non-negative integer")]
     MaxDepth,
+    /// A judge key that is missing, mistyped or inconsistent.
+    #[error("{0}")]
+    Judge(String),
     /// A `verify_entailment` below `raw_entailment`.
     #[error("`verify_entailment` ({verify}) is below `raw_entailment` ({raw}); a claim cannot be verified by less support than keeps it from being refused, so raise `verify_entailment` or lower `raw_entailment`")]
     VerifyBelowRefuse {

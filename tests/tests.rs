@@ -10,6 +10,7 @@ mod examples;
 mod gates;
 mod golden;
 mod ingest;
+mod judges;
 mod layers;
 mod ledgers;
 mod memory;

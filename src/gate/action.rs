@@ -7,7 +7,7 @@ use super::status::claim_status;
 use super::view::View;
 use super::{Gatekeeper, Judged};
 use crate::error::Result;
-use crate::record::{Action, ClaimStatus, Record, Rid, Status};
+use crate::record::{Action, ClaimStatus, Record, Relation, Rid, Status};
 use crate::store::Read;
 use std::collections::HashSet;
 
@@ -50,8 +50,19 @@ impl HeadChain {
             Some(g) => read.index_of(&g)?.is_some_and(|i| i > self.at),
             None => false,
         };
+        let mut judged_by = None;
+        if read.regrounded(claim)?.is_none() {
+            for d in read.dependents(claim)? {
+                if let Some(Record::Ruling(r)) = read.get(&d)? {
+                    if r.claim == *claim && r.answer == Relation::Entails {
+                        judged_by = Some(r.judge);
+                    }
+                }
+            }
+        }
         Ok(Reliance {
             status,
+            judged_by,
             depth: read.facts(claim)?.and_then(|f| f.depth),
             chain: if self.claims.contains(claim) && !regrounded_since {
                 self.depth

@@ -36,17 +36,17 @@ pub(crate) mod view;
 pub use crate::record::Gate;
 pub use crate::store::classify;
 pub use pins::{pin_of, pinned_items, unpinned_items};
-pub use policy::{Policy, VERIFY_ENTAILMENT};
+pub use policy::{JudgeConfig, JudgeKind, Policy, VERIFY_ENTAILMENT};
 pub use status::claim_status_plain;
 pub use sweep::{sweep, SweepFinding};
 
 use crate::error::{not_a, ErrorKind, Result};
 use crate::record::{
-    score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Summary, Verdict,
-    SCORE_ONE,
+    score_to_unit, Action, Check, ClaimStatus, Finding, Kind, Record, Rid, Ruling, Summary,
+    Verdict, SCORE_ONE,
 };
 use crate::score::{Scorer, Scores};
-use crate::store::{Appended, Batch, Read};
+use crate::store::{Appended, Batch, Ledger, Read};
 use std::collections::HashSet;
 
 /// The outcome of gating one proposal.
@@ -111,6 +111,8 @@ struct Judged {
     claims: Vec<ClaimStatus>,
     /// The reference-anchored fidelity, when the stream has pins.
     anchored: Option<f64>,
+    /// The judges' answers that decided claims, recorded before the verdict.
+    rulings: Vec<Ruling>,
 }
 
 /// A number in [0, 1] as parts per ten thousand.
@@ -143,6 +145,43 @@ impl Gatekeeper {
             .raw_entailment
             .min(similar)
             .clamp(0.0, crate::score::TOPIC)
+    }
+
+    /// Runs `write` in a write batch and commits it, asking the scorer's judge, when it has one,
+    /// with no transaction open (SPEC.md section 9.6). A judge call can take seconds, so the
+    /// gates never call it: a pair the judge has not answered is scored without it and
+    /// remembered. When a run leaves such pairs, its batch is dropped unwritten, the judge is
+    /// asked them ([`Scorer::consult`], within its budget, which counts the calls of one `judged`
+    /// call), and `write` runs again on the
+    /// ledger as it then stands, whose gates find the answers (and, if the stream moved
+    /// meanwhile, may miss others: up to three rounds, after which what is still unanswered
+    /// stays as the built-in scorer left it). A judge's answer depends only on the claim and
+    /// the span it was asked about, both write-once, so an answer cannot go stale. With no
+    /// judge, `write` runs once.
+    pub fn judged<T, E: From<crate::error::Error>>(
+        &self,
+        ledger: &Ledger,
+        mut write: impl FnMut(&mut Batch) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        const ROUNDS: usize = 3;
+        self.scorer.begin();
+        let mut round = 1;
+        loop {
+            let mut batch = ledger.batch()?;
+            let out = write(&mut batch)?;
+            let missed = self.scorer.missed();
+            if missed.is_empty() || round >= ROUNDS {
+                batch.commit()?;
+                return Ok(out);
+            }
+            drop(batch);
+            // Nothing more can be asked (the budget is spent): the next run's writes stand.
+            round = if self.scorer.consult(&missed) == 0 {
+                ROUNDS
+            } else {
+                round + 1
+            };
+        }
     }
 
     /// Appends a summary, gates it on the state after the append, and appends its verdict. A
@@ -228,6 +267,9 @@ impl Gatekeeper {
         self_score: Option<u16>,
     ) -> Result<Outcome> {
         let admitted = !judged.findings.iter().any(|f| f.gate.refuses());
+        for r in judged.rulings {
+            batch.append_any(Record::Ruling(r))?;
+        }
         let verdict = batch.append_any(Record::Verdict(Verdict {
             subject: subject.rid,
             admitted,

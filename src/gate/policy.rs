@@ -2,6 +2,7 @@
 //! the policy in force (with the scorer's id) is recorded in every verdict.
 
 use crate::error::{PolicyError, PolicyProblem};
+use crate::score::{Bounds, Cascade, Endpoint, Judge, Scorer, Style};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -37,6 +38,44 @@ pub struct Policy {
     /// The path is not hashed into verdicts: the model scorer's id, a hash of the model's
     /// files, is.
     pub model: Option<PathBuf>,
+    /// The judge the built-in scorer hands what it is not sure of (section 9.6), if any.
+    pub judge: Option<JudgeConfig>,
+    /// Whether a claim that only a judge verified may carry an irreversible action (key
+    /// `judge_carries_irreversible`, off by default).
+    pub judge_carries_irreversible: bool,
+}
+
+/// Which judge the policy configures (keys `judge`, `judge_url`, `judge_model`,
+/// `judge_key_env`, `judge_budget`, `judge_timeout_ms`). The endpoint's key is read from the
+/// environment variable it names, never from the policy or the ledger.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgeConfig {
+    /// `chat`, `minicheck` or `nli`.
+    pub kind: JudgeKind,
+    /// The OpenAI-compatible API's base URL (`chat` and `minicheck`).
+    pub url: Option<String>,
+    /// The model the endpoint serves (`chat` and `minicheck`).
+    pub model: Option<String>,
+    /// The environment variable holding the endpoint's bearer key [CAIRN_JUDGE_KEY].
+    pub key_env: String,
+    /// The most judge calls per compaction [16].
+    pub budget: u32,
+    /// The most one call may take, in milliseconds [30000].
+    pub timeout_ms: u64,
+}
+
+/// The kinds of judge (section 9.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeKind {
+    /// A general chat model behind an OpenAI-compatible endpoint.
+    Chat,
+    /// A grounded fact-checker (MiniCheck) behind an OpenAI-compatible endpoint.
+    MiniCheck,
+    /// The in-process NLI model of `model`.
+    Nli,
+    /// Over MCP, the connected client's own model, through sampling (`sampling/createMessage`),
+    /// where the client offers it; the server builds that judge for each call.
+    Sampling,
 }
 
 impl Default for Policy {
@@ -51,6 +90,8 @@ impl Default for Policy {
             fidelity: 0.80,
             prohibition_match: 0.50,
             model: None,
+            judge: None,
+            judge_carries_irreversible: false,
         }
     }
 }
@@ -65,6 +106,13 @@ const KEYS: &[&str] = &[
     "fidelity",
     "prohibition_match",
     "model",
+    "judge",
+    "judge_url",
+    "judge_model",
+    "judge_key_env",
+    "judge_budget",
+    "judge_timeout_ms",
+    "judge_carries_irreversible",
 ];
 
 impl Policy {
@@ -77,8 +125,21 @@ impl Policy {
         };
         let table: BTreeMap<String, toml::Value> =
             toml::from_str(text).map_err(|e| err(PolicyProblem::Toml(e.to_string())))?;
-        let mut p = Policy::default();
+        let mut p = Policy {
+            judge: judge_config(&table).map_err(err)?,
+            ..Policy::default()
+        };
         for (key, value) in &table {
+            if key.starts_with("judge") {
+                if key == "judge_carries_irreversible" {
+                    p.judge_carries_irreversible = value.as_bool().ok_or_else(|| {
+                        err(PolicyProblem::Judge(format!(
+                            "`{key}` must be true or false"
+                        )))
+                    })?;
+                }
+                continue;
+            }
             if key == "max_depth" {
                 p.max_depth = value
                     .as_integer()
@@ -123,6 +184,46 @@ impl Policy {
         Ok(p)
     }
 
+    /// The scorer the gates use under this policy: `base`, or, when the policy configures a
+    /// judge, a cascade of `base` then the judge (section 9.6). A chat or minicheck judge reads
+    /// its key from the environment variable `judge_key_env` names; an `nli` judge is the model
+    /// `nli` the caller loaded (without one, `base` alone).
+    pub fn scorer(&self, base: Box<dyn Scorer>, nli: Option<Box<dyn Judge>>) -> Box<dyn Scorer> {
+        let Some(j) = &self.judge else {
+            return base;
+        };
+        let judge: Box<dyn Judge> = match (j.kind, &j.url, &j.model) {
+            (JudgeKind::Chat | JudgeKind::MiniCheck, Some(url), Some(model)) => {
+                let style = if j.kind == JudgeKind::Chat {
+                    Style::Chat
+                } else {
+                    Style::MiniCheck
+                };
+                let key = std::env::var(&j.key_env).ok().filter(|k| !k.is_empty());
+                let timeout = std::time::Duration::from_millis(j.timeout_ms);
+                Box::new(Endpoint::new(url, model, key, style, timeout))
+            }
+            (JudgeKind::Nli, _, _) => match nli {
+                Some(n) => n,
+                None => return base,
+            },
+            // A sampling judge exists only per MCP call (`Policy::cascade`).
+            _ => return base,
+        };
+        self.cascade(base, judge)
+    }
+
+    /// `base` then `judge`, within this policy's bounds.
+    pub fn cascade(&self, base: Box<dyn Scorer>, judge: Box<dyn Judge>) -> Box<dyn Scorer> {
+        let budget = self.judge.as_ref().map_or(16, |j| j.budget as usize);
+        let bounds = Bounds {
+            verify: self.verify_entailment,
+            contradiction: self.contradiction,
+            budget,
+        };
+        Box::new(Cascade::new(base, judge, bounds))
+    }
+
     /// BLAKE3 over the thresholds (in parts per ten thousand) and the scorer's id.
     pub fn hash(&self, scorer_id: &str) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
@@ -141,7 +242,130 @@ impl Policy {
         // Added with `verify_entailment` (2026-12-01): a policy hash names the point at which
         // claims were verified.
         h.update(&((self.verify_entailment * 10_000.0).round() as u32).to_le_bytes());
+        // The judge is named by the scorer id (a cascade's id names it); whether its word may
+        // carry an irreversible action changes what the gates admit.
+        h.update(&[u8::from(self.judge_carries_irreversible)]);
         h.update(scorer_id.as_bytes());
         *h.finalize().as_bytes()
+    }
+}
+
+/// The judge keys of a policy table, checked together.
+fn judge_config(
+    table: &BTreeMap<String, toml::Value>,
+) -> Result<Option<JudgeConfig>, PolicyProblem> {
+    let bad = |m: String| PolicyProblem::Judge(m);
+    let text = |k: &str| -> Result<Option<String>, PolicyProblem> {
+        match table.get(k) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(|s| Some(s.to_string()))
+                .ok_or_else(|| bad(format!("`{k}` must be a non-empty string"))),
+        }
+    };
+    let number = |k: &str, default: u64| -> Result<u64, PolicyProblem> {
+        match table.get(k) {
+            None => Ok(default),
+            Some(v) => v
+                .as_integer()
+                .and_then(|i| u64::try_from(i).ok())
+                .filter(|i| *i > 0)
+                .ok_or_else(|| bad(format!("`{k}` must be a positive integer"))),
+        }
+    };
+    let Some(kind) = text("judge")? else {
+        let stray = [
+            "judge_url",
+            "judge_model",
+            "judge_key_env",
+            "judge_budget",
+            "judge_timeout_ms",
+        ]
+        .into_iter()
+        .find(|k| table.contains_key(*k));
+        return match stray {
+            Some(k) => Err(bad(format!(
+                "`{k}` is set but `judge` is not; set `judge` to chat, minicheck or nli"
+            ))),
+            None => Ok(None),
+        };
+    };
+    let kind = match kind.as_str() {
+        "chat" => JudgeKind::Chat,
+        "minicheck" => JudgeKind::MiniCheck,
+        "nli" => JudgeKind::Nli,
+        "sampling" => JudgeKind::Sampling,
+        other => {
+            return Err(bad(format!(
+                "`judge` is {other:?}; use chat, minicheck, nli or sampling"
+            )))
+        }
+    };
+    let (url, model) = (text("judge_url")?, text("judge_model")?);
+    let endpoint = matches!(kind, JudgeKind::Chat | JudgeKind::MiniCheck);
+    if endpoint && (url.is_none() || model.is_none()) {
+        return Err(bad(
+            "a chat or minicheck judge needs `judge_url` (the API's base, such as http://localhost:11434/v1) and `judge_model`".into(),
+        ));
+    }
+    if let Some(u) = &url {
+        if !(u.starts_with("http://") || u.starts_with("https://")) {
+            return Err(bad(format!(
+                "`judge_url` {u:?} must start with http:// or https://"
+            )));
+        }
+    }
+    Ok(Some(JudgeConfig {
+        kind,
+        url,
+        model,
+        key_env: text("judge_key_env")?.unwrap_or_else(|| "CAIRN_JUDGE_KEY".into()),
+        budget: u32::try_from(number("judge_budget", 16)?)
+            .map_err(|_| bad("`judge_budget` is too large".into()))?,
+        timeout_ms: number("judge_timeout_ms", 30_000)?,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(text: &str) -> String {
+        Policy::from_toml(text, "p.toml").unwrap_err().to_string()
+    }
+
+    /// The judge keys, each with a near miss.
+    #[test]
+    fn judge_keys_are_read_together_and_refused_with_a_sentence() {
+        let p = Policy::from_toml(
+            "judge = \"chat\"\njudge_url = \"http://localhost:11434/v1\"\njudge_model = \"llama3.1\"\njudge_budget = 4",
+            "p.toml",
+        )
+        .unwrap();
+        let j = p.judge.unwrap();
+        assert_eq!(
+            (j.kind, j.budget, j.timeout_ms),
+            (JudgeKind::Chat, 4, 30_000)
+        );
+        assert_eq!(j.key_env, "CAIRN_JUDGE_KEY");
+        assert!(problem("judge = \"chat\"").contains("needs `judge_url`"));
+        assert!(problem("judge = \"oracle\"").contains("use chat, minicheck, nli or sampling"));
+        assert!(problem("judge_url = \"http://x\"").contains("`judge` is not"));
+        assert!(
+            problem("judge = \"minicheck\"\njudge_url = \"ftp://x\"\njudge_model = \"m\"")
+                .contains("must start with http://")
+        );
+        assert!(problem("judge = \"nli\"\njudge_budget = 0").contains("positive integer"));
+        assert!(problem("judge_carries_irreversible = 1").contains("true or false"));
+        assert!(problem("verify_entailment = 0.2").contains("below `raw_entailment`"));
+        let nli = Policy::from_toml(
+            "judge = \"nli\"\njudge_carries_irreversible = true",
+            "p.toml",
+        );
+        let nli = nli.unwrap();
+        assert!(nli.judge_carries_irreversible);
+        assert_ne!(nli.hash("s"), Policy::default().hash("s"));
     }
 }

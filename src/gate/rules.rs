@@ -410,7 +410,7 @@ pub(crate) fn pin_loss(
 }
 
 /// What an action's reliance on a claim rests on, for `irreversible-unverified`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Reliance {
     /// The claim's status now.
     pub status: Status,
@@ -419,6 +419,9 @@ pub(crate) struct Reliance {
     /// The depth of the chain of self-authored summaries that carries it (0 when none does,
     /// or when the claim was re-grounded after the chain's head).
     pub chain: u32,
+    /// The judge whose ruling verified it, when a judge (not the built-in scorer) did and it
+    /// was not re-grounded since.
+    pub judged_by: Option<String>,
 }
 
 /// `irreversible-unverified`: an irreversible action relies on a claim that is not verified,
@@ -436,6 +439,13 @@ pub(crate) fn irreversible_unverified(
     let mut why = Vec::new();
     if reliance.status != Status::Verified {
         why.push(format!("it is {}", reliance.status.name()));
+    } else if let Some(judge) = reliance
+        .judged_by
+        .filter(|_| !policy.judge_carries_irreversible)
+    {
+        why.push(format!(
+            "only judge {judge} verified it (the policy's judge_carries_irreversible is off)"
+        ));
     }
     if claim.origin == Origin::Hedged {
         why.push("it is hedged".to_string());

@@ -8,7 +8,7 @@ use super::view::{rank_many, View, Vocab};
 use super::{Gatekeeper, Judged};
 use crate::error::Result;
 use crate::record::{
-    Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Span, Status, Summary,
+    Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Ruling, Span, Status, Summary,
 };
 use crate::store::{Batch, Read, Trusted};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -78,7 +78,13 @@ impl Gatekeeper {
                 near: &near[i],
                 far: &far[i],
             };
-            let check = self.judge_claim(&mut view, at, &window, &mut judged.findings)?;
+            let check = self.judge_claim(
+                &mut view,
+                at,
+                &window,
+                &mut judged.findings,
+                &mut judged.rulings,
+            )?;
             if claim.actionable {
                 actionable += 1;
                 laundered += usize::from(check.laundered);
@@ -189,6 +195,7 @@ impl Gatekeeper {
         at: ClaimAt<'_>,
         window: &Window,
         findings: &mut Vec<Finding>,
+        rulings: &mut Vec<Ruling>,
     ) -> Result<ClaimCheck> {
         let (rid, claim) = (at.rid, at.claim);
         let grounding = view.grounding(&rid)?;
@@ -203,6 +210,19 @@ impl Gatekeeper {
             .collect();
         let cited = cited(claim, &ancestors);
         let check = self.witness_check(claim, &cited, &at, window)?;
+        // A judge's answer that decided a cited span's scores is recorded with the verdict.
+        for (span, sp) in &cited {
+            if let Some(a) = self.scorer.ruling(&claim.text, &sp.text) {
+                rulings.push(Ruling {
+                    claim: rid,
+                    spans: vec![*span],
+                    judge: a.judge,
+                    prompt: a.prompt,
+                    answer: a.answer,
+                    quote: a.quote,
+                });
+            }
+        }
         let fabricated = rules::fabricated_claim(rid, claim, grounding, check, &self.policy);
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");

@@ -65,6 +65,10 @@ pub fn record(r: &Record) -> Map<String, Value> {
             "stream": r.stream, "key": r.key, "payload": Rid(r.payload).to_hex(),
             "spans": rids(&r.spans),
         }),
+        Record::Ruling(r) => json!({
+            "claim": r.claim.to_hex(), "spans": rids(&r.spans), "judge": r.judge,
+            "prompt": r.prompt, "answer": r.answer.name(), "quote": r.quote,
+        }),
     };
     if let Value::Object(f) = fields {
         m.extend(f.into_iter().filter(|(_, v)| !v.is_null()));

@@ -27,7 +27,7 @@ use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Check, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
-    PinItem, Receipt, Record, Reground, Relation, Rid, Role, Score, Span, Summary, Verdict,
+    PinItem, Receipt, Record, Reground, Relation, Rid, Role, Ruling, Score, Span, Summary, Verdict,
     SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
@@ -369,11 +369,12 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
         "reground" => (reground(ctx, obj)?, Vec::new()),
         "check" => (check(ctx, obj)?, Vec::new()),
         "receipt" => (receipt(ctx, obj)?, Vec::new()),
+        "ruling" => (ruling(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check or receipt"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt or ruling"
                 ),
             ))
         }
@@ -559,6 +560,10 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
         Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
         Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
         Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
+        Kind::Ruling => &[
+            "kind", "stream", "claim", "spans", "judge", "prompt", "answer", "quote", "rid",
+            "index",
+        ],
     }
 }
 
@@ -1170,6 +1175,18 @@ fn check(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     Ok(Record::Check(Check {
         action: one_ref(ctx, obj, stream, "action")?,
         at: obj.u64(ctx, "at")?,
+    }))
+}
+
+fn ruling(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    Ok(Record::Ruling(Ruling {
+        claim: one_ref(ctx, obj, stream, "claim")?,
+        spans: refs(ctx, obj, stream, "spans", true)?,
+        judge: obj.str(ctx, "judge")?.to_string(),
+        prompt: obj.str(ctx, "prompt")?.to_string(),
+        answer: obj.named(ctx, "answer", Relation::from_name, Relation::NAMES)?,
+        quote: obj.opt_str(ctx, "quote")?.unwrap_or("").to_string(),
     }))
 }
 

@@ -84,6 +84,7 @@ fn encode_raw(record: &Record) -> Vec<u8> {
         Record::Reground(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Check(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Receipt(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Ruling(r) => bincode::encode_to_vec(r, CONFIG),
     };
     // Encoding into a Vec fails only past the size limit, which a record that was decoded or
     // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
@@ -152,6 +153,7 @@ fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
         Kind::Reground => Record::Reground(body(kind, b)?),
         Kind::Check => Record::Check(body(kind, b)?),
         Kind::Receipt => Record::Receipt(body(kind, b)?),
+        Kind::Ruling => Record::Ruling(body(kind, b)?),
     })
 }
 

@@ -44,6 +44,8 @@ pub enum Kind {
     Check = 9,
     /// A write call's idempotency key and what the call appended.
     Receipt = 10,
+    /// A judge's answer about a claim and the spans it cites.
+    Ruling = 11,
 }
 
 impl Kind {
@@ -60,6 +62,7 @@ impl Kind {
             8 => Kind::Reground,
             9 => Kind::Check,
             10 => Kind::Receipt,
+            11 => Kind::Ruling,
             _ => return None,
         })
     }
@@ -77,11 +80,12 @@ impl Kind {
             Kind::Reground => "reground",
             Kind::Check => "check",
             Kind::Receipt => "receipt",
+            Kind::Ruling => "ruling",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -92,6 +96,7 @@ impl Kind {
         Kind::Reground,
         Kind::Check,
         Kind::Receipt,
+        Kind::Ruling,
     ];
 }
 
@@ -365,6 +370,26 @@ pub struct Receipt {
     pub spans: Vec<Rid>,
 }
 
+/// A judge's answer (SPEC.md section 9.6): the claim, the spans it was judged against, the
+/// judge's id (its kind and model), the version of the prompt it was asked with, its answer,
+/// and the verbatim quote from the spans it gave for it (empty when the judge gives none).
+/// Appended by the gate that asked, before its verdict; nothing calls a judge again to read it.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Ruling {
+    /// The claim judged.
+    pub claim: Rid,
+    /// The spans it was judged against, sorted and de-duplicated.
+    pub spans: Vec<Rid>,
+    /// The judge's id: its kind and model (`chat:llama3.1`, `minicheck:bespoke-minicheck`).
+    pub judge: String,
+    /// The version of the prompt the judge was asked with.
+    pub prompt: String,
+    /// What the judge answered: the spans support the claim, contradict it, or do not say.
+    pub answer: Relation,
+    /// The words of the spans the judge quoted for its answer, verbatim.
+    pub quote: String,
+}
+
 /// Any record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -388,6 +413,8 @@ pub enum Record {
     Check(Check),
     /// See [`Receipt`].
     Receipt(Receipt),
+    /// See [`Ruling`].
+    Ruling(Ruling),
 }
 
 macro_rules! record_from {
@@ -399,7 +426,9 @@ macro_rules! record_from {
         }
     )*};
 }
-record_from!(Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt);
+record_from!(
+    Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt, Ruling
+);
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,6 +459,8 @@ pub enum LinkRole {
     Checked,
     /// A span a write call's receipt names.
     ReceiptSpan,
+    /// A span a judge's ruling was given against.
+    RulingSpan,
 }
 
 impl LinkRole {
@@ -449,6 +480,7 @@ impl LinkRole {
             LinkRole::RegroundSpan => "spans",
             LinkRole::Checked => "action",
             LinkRole::ReceiptSpan => "spans",
+            LinkRole::RulingSpan => "spans",
         }
     }
 
@@ -462,7 +494,8 @@ impl LinkRole {
             | LinkRole::PinWitness
             | LinkRole::JudgedSpan
             | LinkRole::RegroundSpan
-            | LinkRole::ReceiptSpan => &[Kind::Span],
+            | LinkRole::ReceiptSpan
+            | LinkRole::RulingSpan => &[Kind::Span],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
             LinkRole::Checked => &[Kind::Action],
@@ -497,6 +530,7 @@ impl Record {
             Record::Reground(_) => Kind::Reground,
             Record::Check(_) => Kind::Check,
             Record::Receipt(_) => Kind::Receipt,
+            Record::Ruling(_) => Kind::Ruling,
         }
     }
 
@@ -509,9 +543,11 @@ impl Record {
             Record::Pin(r) => Some(&r.stream),
             Record::Action(r) => Some(&r.stream),
             Record::Receipt(r) => Some(&r.stream),
-            Record::Judgement(_) | Record::Verdict(_) | Record::Reground(_) | Record::Check(_) => {
-                None
-            }
+            Record::Judgement(_)
+            | Record::Verdict(_)
+            | Record::Reground(_)
+            | Record::Check(_)
+            | Record::Ruling(_) => None,
         }
     }
 
@@ -548,6 +584,9 @@ impl Record {
                 .collect(),
             Record::Check(c) => vec![(LinkRole::Checked, c.action)],
             Record::Receipt(r) => all(LinkRole::ReceiptSpan, &r.spans).collect(),
+            Record::Ruling(r) => std::iter::once((LinkRole::Claim, r.claim))
+                .chain(all(LinkRole::RulingSpan, &r.spans))
+                .collect(),
         }
     }
 
@@ -574,6 +613,7 @@ impl Record {
             Record::Action(a) => set(&mut a.relies_on),
             Record::Reground(r) => set(&mut r.spans),
             Record::Receipt(r) => set(&mut r.spans),
+            Record::Ruling(r) => set(&mut r.spans),
             Record::Span(_)
             | Record::Pin(_)
             | Record::Judgement(_)
@@ -617,6 +657,7 @@ impl Record {
             Record::Action(a) => set("relies_on", &a.relies_on),
             Record::Reground(r) => set("spans", &r.spans).or_else(|| score("score", Some(r.score))),
             Record::Receipt(r) => set("spans", &r.spans),
+            Record::Ruling(r) => set("spans", &r.spans),
         }
     }
 }

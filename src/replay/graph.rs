@@ -115,6 +115,7 @@ pub fn dot<R: Read>(read: &R, stream: Option<&str>) -> Result<String> {
             Record::Reground(_) => ("parallelogram", "reground".to_string()),
             Record::Check(_) => ("cds", "check again".to_string()),
             Record::Receipt(r) => ("note", format!("receipt\\n{}", escape(&r.key))),
+            Record::Ruling(r) => ("hexagon", format!("ruling\\n{}", escape(&r.judge))),
         };
         let colour = match record {
             Record::Verdict(v) if !v.admitted => ", color=red, fontcolor=red",

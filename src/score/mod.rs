@@ -31,14 +31,21 @@
 //! # Ok::<(), ScoreError>(())
 //! ```
 
+mod endpoint;
 mod external;
+mod judge;
 mod lexical;
 #[cfg(feature = "model")]
 mod model;
 mod order;
 
 pub use crate::error::{ScoreError, ScoreProblem};
+pub use endpoint::{chat_answer, chat_prompt, CHAT_PROMPT, MINICHECK_PROMPT};
+pub use endpoint::{Endpoint, Style};
 pub use external::External;
+pub use judge::{Answer, Bounds, Cascade, Judge};
+#[cfg(feature = "model")]
+pub use judge::{Nli, NLI_PROMPT};
 pub(crate) use lexical::{prefix_keys, Prefixes};
 pub use lexical::{Lexical, TOPIC};
 #[cfg(feature = "model")]
@@ -73,6 +80,27 @@ pub trait Scorer: Send {
     fn warms(&self) -> bool {
         false
     }
+    /// The (claim, source) pairs this scorer would have asked a judge since the last call, and
+    /// scored without one: the gates ask them outside the write transaction ([`consult`]) and
+    /// judge again. None for a scorer without a judge.
+    ///
+    /// [`consult`]: Scorer::consult
+    fn missed(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// A gated write begins ([`Gatekeeper::judged`](crate::gate::Gatekeeper::judged)): the
+    /// judge's budget starts again. Nothing for a scorer without a judge.
+    fn begin(&self) {}
+    /// Asks the judge about these pairs, within its budget; returns how many it asked. Called
+    /// with no transaction open.
+    fn consult(&self, _pairs: &[(String, String)]) -> usize {
+        0
+    }
+    /// The judge's answer that decided this pair's scores, if a judge decided them: the gate
+    /// records it as a ruling.
+    fn ruling(&self, _claim: &str, _source: &str) -> Option<Answer> {
+        None
+    }
 }
 
 impl<S: Scorer + ?Sized> Scorer for Box<S> {
@@ -87,5 +115,17 @@ impl<S: Scorer + ?Sized> Scorer for Box<S> {
     }
     fn warms(&self) -> bool {
         (**self).warms()
+    }
+    fn missed(&self) -> Vec<(String, String)> {
+        (**self).missed()
+    }
+    fn begin(&self) {
+        (**self).begin()
+    }
+    fn consult(&self, pairs: &[(String, String)]) -> usize {
+        (**self).consult(pairs)
+    }
+    fn ruling(&self, claim: &str, source: &str) -> Option<Answer> {
+        (**self).ruling(claim, source)
     }
 }

@@ -693,7 +693,12 @@ impl Batch {
         let kind = record.kind();
         if matches!(
             kind,
-            Kind::Summary | Kind::Action | Kind::Verdict | Kind::Reground | Kind::Check
+            Kind::Summary
+                | Kind::Action
+                | Kind::Verdict
+                | Kind::Reground
+                | Kind::Check
+                | Kind::Ruling
         ) {
             return Err(ErrorKind::Ungated(kind).into());
         }
@@ -975,7 +980,7 @@ impl Batch {
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
-            Record::Action(_) | Record::Check(_) => Ok(()),
+            Record::Action(_) | Record::Check(_) | Record::Ruling(_) => Ok(()),
             Record::Receipt(r) => {
                 self.txn
                     .open_table(RECEIPTS)?

@@ -72,6 +72,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         RegroundSpan => 10,
         Checked => 11,
         ReceiptSpan => 12,
+        RulingSpan => 13,
     }
 }
 

@@ -72,39 +72,43 @@ fn next_line(
 
 /// Applies every line of `reader` in one write transaction: all of it, or none of it. Only the
 /// results `keep` selects are held until the commit, so memory stays bounded on large files.
-fn ingest_whole(
+fn ingest_whole<R: BufRead>(
     ledger: &Ledger,
     gate: &Gatekeeper,
-    mut reader: impl BufRead,
+    mut open: impl FnMut() -> Result<R, Failure>,
     source: &str,
     keep: impl Fn(&LineResult) -> bool,
     mut each: impl FnMut(&LineResult),
 ) -> Result<Totals, Failure> {
-    let mut batch = ledger.batch()?;
-    let mut totals = Totals {
-        lines: 0,
-        appended: 0,
-        present: 0,
-        refused: 0,
-    };
-    let mut results = Vec::new();
-    let mut buf = Vec::new();
-    let mut line = 0u64;
-    let mut run = Run::new();
-    while next_line(&mut reader, &mut buf, source, line)? {
-        line += 1;
-        match run.apply_line(&mut batch, gate, line, &buf) {
-            Ok(Some(r)) => {
-                totals.add(&r);
-                if keep(&r) {
-                    results.push(r);
+    // With a judge, the whole file may be read again once the judge has answered what the
+    // first reading left to it (`Gatekeeper::judged`); nothing is written until the last.
+    let (totals, results) = gate.judged(ledger, |batch| {
+        let mut reader = open()?;
+        let mut totals = Totals {
+            lines: 0,
+            appended: 0,
+            present: 0,
+            refused: 0,
+        };
+        let mut results = Vec::new();
+        let mut buf = Vec::new();
+        let mut line = 0u64;
+        let mut run = Run::new();
+        while next_line(&mut reader, &mut buf, source, line)? {
+            line += 1;
+            match run.apply_line(batch, gate, line, &buf) {
+                Ok(Some(r)) => {
+                    totals.add(&r);
+                    if keep(&r) {
+                        results.push(r);
+                    }
                 }
+                Ok(None) => {}
+                Err(e) => return Err(line_failure(source, e, "nothing from it was written")),
             }
-            Ok(None) => {}
-            Err(e) => return Err(line_failure(source, e, "nothing from it was written")),
         }
-    }
-    batch.commit()?;
+        Ok::<_, Failure>((totals, results))
+    })?;
     results.iter().for_each(&mut each);
     Ok(totals)
 }
@@ -120,7 +124,7 @@ pub fn ingest_text(
     ingest_whole(
         ledger,
         gate,
-        text.as_bytes(),
+        || Ok(text.as_bytes()),
         source,
         |r| r.gate.is_some(),
         each,
@@ -189,13 +193,18 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
         let ledger = Ledger::open(db)?;
         return stream(&ledger, gate, as_json);
     }
-    let f = std::fs::File::open(file)
-        .map_err(|e| Failure::usage(format!("cannot read {file}: {e}; check the path")))?;
+    let open = || {
+        std::fs::File::open(file)
+            .map(BufReader::new)
+            .map_err(|e| Failure::usage(format!("cannot read {file}: {e}; check the path")))
+    };
+    // A file that cannot be read is named before a ledger is opened.
+    open()?;
     let ledger = Ledger::open(db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let keep = |r: &LineResult| as_json || r.refused.is_some() || r.gate.is_some();
-    let totals = ingest_whole(&ledger, gate, BufReader::new(f), file, keep, |r| {
+    let totals = ingest_whole(&ledger, gate, open, file, keep, |r| {
         if as_json {
             print_result(r, true, &mut out)
         } else {

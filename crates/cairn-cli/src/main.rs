@@ -9,9 +9,9 @@ mod commands;
 mod ingest_cmd;
 mod tlog;
 
-use cairn::gate::{Gatekeeper, Policy};
+use cairn::gate::{Gatekeeper, JudgeKind, Policy};
 use cairn::record::Kind;
-use cairn::score::{External, Lexical, Model, Scorer};
+use cairn::score::{External, Judge, Lexical, Model, Nli, Scorer};
 use cairn::score::{ScoreError, ScoreProblem};
 use cairn::{Error, ErrorKind, Ledger, Read, RefError};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -403,17 +403,32 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
         Some(p) if m.is_relative() => p.parent().unwrap_or(Path::new("")).join(m),
         _ => m.clone(),
     });
-    let scorer: Box<dyn Scorer> =
-        match (&cli.scorer_cmd, cli.model.as_ref().or(from_policy.as_ref())) {
-            (Some(cmd), _) => Box::new(External::new(
+    let model = cli.model.as_ref().or(from_policy.as_ref());
+    let load = |dir: &PathBuf| Model::load(dir).map_err(|e| Failure::from(Error::from(e)));
+    // With an `nli` judge the model judges what the built-in scorer is not sure of; otherwise
+    // a model scores every pair.
+    let nli_judge = policy
+        .judge
+        .as_ref()
+        .is_some_and(|j| j.kind == JudgeKind::Nli);
+    if nli_judge && model.is_none() {
+        return Err(Failure::usage(
+            "the policy's judge is `nli`, but no model is given; set the policy's `model` or pass --model DIR".to_string(),
+        ));
+    }
+    let (base, nli): (Box<dyn Scorer>, Option<Box<dyn Judge>>) = match (&cli.scorer_cmd, model) {
+        (Some(cmd), _) => (
+            Box::new(External::new(
                 cmd,
                 std::time::Duration::from_millis(cli.scorer_timeout_ms),
             )),
-            (None, Some(dir)) => {
-                Box::new(Model::load(dir).map_err(|e| Failure::from(Error::from(e)))?)
-            }
-            (None, None) => Box::new(Lexical),
-        };
+            None,
+        ),
+        (None, Some(dir)) if nli_judge => (Box::new(Lexical), Some(Box::new(Nli::new(load(dir)?)))),
+        (None, Some(dir)) => (Box::new(load(dir)?), None),
+        (None, None) => (Box::new(Lexical), None),
+    };
+    let scorer = policy.scorer(base, nli);
     Ok(Gatekeeper { policy, scorer })
 }
 

@@ -18,6 +18,7 @@
 
 pub mod http;
 mod jsonrpc;
+pub mod sampling;
 pub mod stdio;
 pub mod tools;
 pub mod writer;

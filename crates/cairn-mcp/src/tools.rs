@@ -8,16 +8,19 @@
 //! nothing (an unknown turn, a role that does not exist) or that do not fit the schema are
 //! protocol errors (-32602) naming the argument.
 
+use crate::sampling::Sampling;
 use crate::writer::Writer;
-use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper};
+use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, JudgeKind};
 use cairn::ingest::{apply_line, line_result, LineError};
 use cairn::record::Author;
+use cairn::score::Lexical;
 use cairn::{Ledger, Read};
 use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -309,6 +312,13 @@ pub struct GatesArgs {
     pub stream: Option<String>,
 }
 
+/// What the policy says of a sampling judge.
+#[derive(Clone, Copy)]
+struct SamplingPolicy {
+    /// The most one sampling call may take.
+    timeout: std::time::Duration,
+}
+
 /// The MCP server: the tools over one ledger.
 #[derive(Clone)]
 pub struct Memory {
@@ -316,16 +326,27 @@ pub struct Memory {
     writer: Writer,
     /// Who the server's policy says wrote its clients' compactions.
     author: Author,
+    /// The bounds of the sampling judge, when the policy's judge is `sampling`.
+    judging: Option<SamplingPolicy>,
     tool_router: ToolRouter<Memory>,
 }
 
 impl Memory {
     /// Tools over `ledger`, judging with `gate`. Fails only if the writer thread cannot start.
     pub fn new(ledger: Arc<Ledger>, gate: Gatekeeper) -> std::io::Result<Memory> {
+        let judging = gate
+            .policy
+            .judge
+            .as_ref()
+            .filter(|j| j.kind == JudgeKind::Sampling)
+            .map(|j| SamplingPolicy {
+                timeout: std::time::Duration::from_millis(j.timeout_ms),
+            });
         let writer = Writer::start(ledger.clone(), gate)?;
         Ok(Memory {
             ledger,
             writer,
+            judging,
             author: Author::SelfAuthored,
             tool_router: Memory::tool_router(),
         })
@@ -366,19 +387,44 @@ impl Memory {
         kind: &'static str,
         what: &'static str,
         args: impl Serialize + Send + 'static,
+        sampling: Option<Sampling>,
     ) -> Result<CallToolResult, ErrorData> {
         let v = self
             .write(move |ledger, gate| {
                 let mut line = serde_json::to_value(&args)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 line["kind"] = json!(kind);
-                let mut batch = ledger.batch().map_err(internal)?;
-                let r = apply(&mut batch, gate, line, "")?;
-                batch.commit().map_err(internal)?;
+                // Over sampling, the judge is the calling client's model: a cascade of the
+                // built-in scorer then it, for this call.
+                let own;
+                let gate = match sampling {
+                    Some(judge) => {
+                        own = Gatekeeper {
+                            policy: gate.policy.clone(),
+                            scorer: gate.policy.cascade(Box::new(Lexical), Box::new(judge)),
+                        };
+                        &own
+                    }
+                    None => gate,
+                };
+                // With a judge, it is asked outside the write transaction and the call gated
+                // again (`Gatekeeper::judged`, SPEC.md section 9.6).
+                let r = gate
+                    .judged(ledger, |batch| {
+                        apply(batch, gate, line.clone(), "").map_err(Failed::Tool)
+                    })
+                    .map_err(Failed::into_error)?;
                 Ok(line_result(&r))
             })
             .await?;
         Ok(answer(verdict_text(what, &v), v))
+    }
+
+    /// The calling client's model as this call's judge, when the policy's judge is `sampling`
+    /// and the client declared the sampling capability.
+    fn sampling(&self, peer: Peer<RoleServer>) -> Option<Sampling> {
+        let j = self.judging.as_ref()?;
+        Sampling::of(peer, tokio::runtime::Handle::current(), j.timeout)
     }
 
     /// Runs a write on the writer thread.
@@ -392,6 +438,27 @@ impl Memory {
                 "the ledger's writer has stopped; restart the server",
                 None,
             )),
+        }
+    }
+}
+
+/// A gated write's failure: the tool's own error, or the ledger's.
+enum Failed {
+    Tool(ErrorData),
+    Ledger(cairn::Error),
+}
+
+impl From<cairn::Error> for Failed {
+    fn from(e: cairn::Error) -> Failed {
+        Failed::Ledger(e)
+    }
+}
+
+impl Failed {
+    fn into_error(self) -> ErrorData {
+        match self {
+            Failed::Tool(e) => e,
+            Failed::Ledger(e) => internal(e),
         }
     }
 }
@@ -631,6 +698,7 @@ impl Memory {
     async fn propose_compaction(
         &self,
         Parameters(mut args): Parameters<ProposeCompaction>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         mendable(async {
         if let Some(given) = &args.author {
@@ -640,7 +708,8 @@ impl Memory {
             )));
         }
         args.author = Some(self.author.name().to_string());
-        self.gated("summary", "compaction", args).await
+        let sampling = self.sampling(ctx.peer);
+        self.gated("summary", "compaction", args, sampling).await
     }.await)
     }
 
@@ -651,7 +720,7 @@ impl Memory {
         &self,
         Parameters(args): Parameters<CheckAction>,
     ) -> Result<CallToolResult, ErrorData> {
-        mendable(async { self.gated("action", "action", args).await }.await)
+        mendable(async { self.gated("action", "action", args, None).await }.await)
     }
 
     #[tool(

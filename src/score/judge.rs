@@ -1,0 +1,362 @@
+//! Judges for meaning, behind the built-in scorer (SPEC.md section 9.6).
+//!
+//! A [`Judge`] answers whether witness passages support a claim, contradict it, or do not say.
+//! [`Cascade`] is a scorer: its base scorer (the built-in one) settles what it is sure of, and
+//! the rest goes to the judge. A judge may take seconds, so the cascade never calls it while
+//! scoring: a pair it has no answer for is scored by the base alone and remembered as missed;
+//! [`Gatekeeper::judged`](crate::gate::Gatekeeper::judged) then drops the write transaction,
+//! asks the judge the missed pairs ([`Scorer::consult`]) and gates again with the answers.
+
+use super::{ScoreError, Scorer, Scores};
+use crate::record::Relation;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// What a judge answered about one claim against its witness passages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The judge's id: its kind and model.
+    pub judge: String,
+    /// The version of the prompt it was asked with.
+    pub prompt: String,
+    /// Supported (entails), contradicted, or not stated (neutral).
+    pub answer: Relation,
+    /// The words of the passages it quoted, verbatim (empty when it gives none).
+    pub quote: String,
+}
+
+/// A judge for meaning: an NLI model, a chat model behind an OpenAI-compatible endpoint, or a
+/// client's own model over MCP sampling.
+pub trait Judge: Send {
+    /// The id recorded in rulings: its kind and model (`chat:llama3.1`).
+    fn id(&self) -> &str;
+    /// Judges a claim against witness passages. An error is a sentence naming what failed;
+    /// the claim then stays as the base scorer left it (unverified at best).
+    fn judge(&self, claim: &str, witnesses: &[&str]) -> Result<Answer, String>;
+}
+
+/// When the cascade asks its judge.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bounds {
+    /// At or above this entailment the base scorer is sure the claim is supported.
+    pub verify: f64,
+    /// At or above this contradiction the base scorer is sure the claim is contradicted.
+    pub contradiction: f64,
+    /// The most judge calls for one gate run (one compaction).
+    pub budget: usize,
+}
+
+#[derive(Default)]
+struct State {
+    answers: HashMap<(String, String), Answer>,
+    /// Judge calls since the gated write began.
+    spent: usize,
+    /// Pairs whose judge call failed: not asked again while this scorer lives.
+    failed: std::collections::HashSet<(String, String)>,
+    missed: Vec<(String, String)>,
+    failures: Vec<String>,
+}
+
+/// A scorer that settles what its base is sure of and asks a judge the rest.
+pub struct Cascade {
+    base: Box<dyn Scorer>,
+    judge: Box<dyn Judge>,
+    bounds: Bounds,
+    id: String,
+    state: Mutex<State>,
+}
+
+impl Cascade {
+    /// The base scorer, then the judge, within `bounds`. Its id is the base's and the judge's,
+    /// joined by ` then `.
+    pub fn new(base: Box<dyn Scorer>, judge: Box<dyn Judge>, bounds: Bounds) -> Cascade {
+        let id = format!("{} then {}", base.id(), judge.id());
+        Cascade {
+            base,
+            judge,
+            bounds,
+            id,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The sentences of the judge calls that failed since the last call of this method: the
+    /// claims they were for stayed unverified.
+    pub fn failures(&self) -> Vec<String> {
+        std::mem::take(&mut self.state().failures)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; use it.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the base scorer is sure of these scores, so no judge is asked.
+    fn sure(&self, s: &Scores) -> bool {
+        s.entailment >= self.bounds.verify || s.contradiction >= self.bounds.contradiction
+    }
+
+    /// The base's scores, overridden by the judge's answer where there is one.
+    fn settle(&self, claim: &str, source: &str, s: Scores) -> Scores {
+        if self.sure(&s) {
+            return s;
+        }
+        let mut state = self.state();
+        let key = (claim.to_string(), source.to_string());
+        match state.answers.get(&key).map(|a| a.answer) {
+            Some(Relation::Entails) => Scores {
+                entailment: 1.0,
+                contradiction: 0.0,
+                similarity: s.similarity,
+            },
+            Some(Relation::Contradicts) => Scores {
+                entailment: 0.0,
+                contradiction: 1.0,
+                similarity: s.similarity,
+            },
+            Some(Relation::Neutral) => s,
+            None if state.failed.contains(&key) => s,
+            None => {
+                if !state.missed.contains(&key) {
+                    state.missed.push(key);
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Scorer for Cascade {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
+        let s = self.base.score(claim, source)?;
+        Ok(self.settle(claim, source, s))
+    }
+
+    fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        let base = self.base.score_many(pairs)?;
+        Ok(pairs
+            .iter()
+            .zip(base)
+            .map(|((c, s), b)| self.settle(c, s, b))
+            .collect())
+    }
+
+    fn warms(&self) -> bool {
+        self.base.warms()
+    }
+
+    fn missed(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.state().missed)
+    }
+
+    fn begin(&self) {
+        self.state().spent = 0;
+    }
+
+    fn consult(&self, pairs: &[(String, String)]) -> usize {
+        let mut asked = 0;
+        for (claim, source) in pairs {
+            let key = (claim.clone(), source.clone());
+            {
+                let state = self.state();
+                if state.answers.contains_key(&key) || state.failed.contains(&key) {
+                    continue;
+                }
+            }
+            if self.state().spent >= self.bounds.budget {
+                let why = format!(
+                    "judge {}: the budget of {} calls per gated write is spent; the other claims stay as the built-in scorer left them",
+                    self.judge.id(),
+                    self.bounds.budget
+                );
+                self.state().failures.push(why);
+                break;
+            }
+            asked += 1;
+            self.state().spent += 1;
+            // No lock is held while the judge answers.
+            let answer = self.judge.judge(claim, &[source.as_str()]);
+            let mut state = self.state();
+            match answer {
+                Ok(a) => {
+                    state.answers.insert(key, a);
+                }
+                Err(why) => {
+                    state.failures.push(why);
+                    state.failed.insert(key);
+                }
+            }
+        }
+        asked
+    }
+
+    fn ruling(&self, claim: &str, source: &str) -> Option<Answer> {
+        let s = self.base.score(claim, source).ok()?;
+        if self.sure(&s) {
+            return None;
+        }
+        let key = (claim.to_string(), source.to_string());
+        self.state().answers.get(&key).cloned()
+    }
+}
+
+/// Whether `quote` stands in one of the passages, word for word (runs of white space read as
+/// one space, and surrounding quotes and white space trimmed).
+pub(crate) fn quoted(quote: &str, passages: &[&str]) -> bool {
+    let squash = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let q = squash(
+        quote
+            .trim()
+            .trim_matches(['"', '\'', '\u{201c}', '\u{201d}']),
+    );
+    !q.is_empty() && passages.iter().any(|p| squash(p).contains(&q))
+}
+
+/// The in-process NLI model as a judge: the witness passages are the premise, the claim the
+/// hypothesis; entailment or contradiction of at least one half decides, anything else does not
+/// say. It gives no quote.
+#[cfg(feature = "model")]
+pub struct Nli {
+    model: super::Model,
+    id: String,
+}
+
+#[cfg(feature = "model")]
+impl Nli {
+    /// The model as a judge; its id is the model scorer's (`nli-ARCH:HASH`).
+    pub fn new(model: super::Model) -> Nli {
+        let id = model.id().to_string();
+        Nli { model, id }
+    }
+}
+
+/// The version of the NLI judge's reading of a model's scores, recorded in its rulings.
+#[cfg(feature = "model")]
+pub const NLI_PROMPT: &str = "cairn-judge-nli-1";
+
+#[cfg(feature = "model")]
+impl Judge for Nli {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn judge(&self, claim: &str, witnesses: &[&str]) -> Result<Answer, String> {
+        let s = self
+            .model
+            .score(claim, &witnesses.join("\n"))
+            .map_err(|e| format!("judge {}: {e}", self.id))?;
+        let answer = if s.entailment >= 0.5 && s.entailment >= s.contradiction {
+            Relation::Entails
+        } else if s.contradiction >= 0.5 {
+            Relation::Contradicts
+        } else {
+            Relation::Neutral
+        };
+        Ok(Answer {
+            judge: self.id.clone(),
+            prompt: NLI_PROMPT.into(),
+            answer,
+            quote: String::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::Lexical;
+
+    /// A judge with a fixed answer, counting its calls.
+    struct Fixed(Relation, std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Judge for Fixed {
+        fn id(&self) -> &str {
+            "fixed:test"
+        }
+        fn judge(&self, _: &str, _: &[&str]) -> Result<Answer, String> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(Answer {
+                judge: "fixed:test".into(),
+                prompt: "p1".into(),
+                answer: self.0,
+                quote: String::new(),
+            })
+        }
+    }
+
+    fn cascade(
+        answer: Relation,
+        budget: usize,
+    ) -> (Cascade, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let bounds = Bounds {
+            verify: 0.95,
+            contradiction: 0.6,
+            budget,
+        };
+        let judge = Box::new(Fixed(answer, calls.clone()));
+        (Cascade::new(Box::new(Lexical), judge, bounds), calls)
+    }
+
+    #[test]
+    fn the_judge_is_asked_only_what_the_base_is_not_sure_of_and_never_while_scoring() {
+        let (c, calls) = cascade(Relation::Entails, 8);
+        let (claim, source) = ("The user turned the offer down.", "Not right now, thanks");
+        let before = c.score(claim, source).unwrap();
+        assert!(before.entailment < 0.95);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let missed = c.missed();
+        assert_eq!(missed.len(), 1);
+        assert_eq!(c.consult(&missed), 1);
+        assert_eq!(c.score(claim, source).unwrap().entailment, 1.0);
+        assert_eq!(c.ruling(claim, source).unwrap().judge, "fixed:test");
+        // Near miss: a claim the base is sure of never reaches the judge.
+        let sure = c
+            .score("I want a cheap hotel.", "I want a cheap hotel")
+            .unwrap();
+        assert_eq!(sure.entailment, 1.0);
+        assert!(c.missed().is_empty());
+        assert!(c
+            .ruling("I want a cheap hotel.", "I want a cheap hotel")
+            .is_none());
+    }
+
+    #[test]
+    fn the_budget_bounds_the_calls_and_the_rest_stay_as_the_base_left_them() {
+        let (c, calls) = cascade(Relation::Contradicts, 1);
+        let pairs = vec![
+            (
+                "a claim about one thing".to_string(),
+                "another text".to_string(),
+            ),
+            (
+                "a claim about two things".to_string(),
+                "yet another".to_string(),
+            ),
+        ];
+        assert_eq!(c.consult(&pairs), 1);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert!(c.failures()[0].contains("budget of 1 calls"));
+        assert_eq!(
+            c.score(&pairs[0].0, &pairs[0].1).unwrap().contradiction,
+            1.0
+        );
+        assert!(c.score(&pairs[1].0, &pairs[1].1).unwrap().contradiction < 0.6);
+    }
+
+    #[test]
+    fn a_quote_must_stand_in_the_passages() {
+        assert!(!quoted(
+            "\"not  right now\"",
+            &["Not right now, thanks", "x"]
+        ));
+        assert!(quoted("Not right now", &["Not right now, thanks"]));
+        assert!(quoted(" right   now, thanks ", &["Not right now,\nthanks"]));
+        assert!(!quoted("", &["anything"]));
+        assert!(!quoted("we declined", &["Not right now, thanks"]));
+    }
+}

@@ -1,0 +1,329 @@
+//! Issue 23, point 3: the judge cascade against a real HTTP server on loopback that speaks the
+//! OpenAI chat-completions API, scripted per claim: a supported answer with a verbatim quote,
+//! a quote that is not in the witness, a contradiction, malformed JSON, an HTTP error, a slow
+//! answer, and MiniCheck's yes and no.
+
+use cairn::gate::{pin_of, unpinned_items, Gatekeeper, JudgeConfig, JudgeKind, Policy};
+use cairn::record::{
+    Action, Author, Claim, Kind, Origin, Record, Relation, Role, Span, Status, Summary,
+};
+use cairn::score::Lexical;
+use cairn::{Ledger, Read};
+use std::io::{BufRead, BufReader, Read as _, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The endpoint: answers each request by the claim its prompt ends with, counts calls and
+/// keeps the authorization headers it saw.
+struct Server {
+    url: String,
+    calls: Arc<AtomicUsize>,
+    auth: Arc<Mutex<Vec<String>>>,
+}
+
+fn reply(claim: &str) -> (u16, String, u64) {
+    let content = |c: &str| {
+        serde_json::json!({"choices": [{"message": {"role": "assistant", "content": c}}]})
+            .to_string()
+    };
+    match claim {
+        c if c.contains("turned the offer down") => (
+            200,
+            content(r#"Sure: {"answer": "supported", "quote": "Not right now"}"#),
+            0,
+        ),
+        c if c.contains("with parking") => (
+            200,
+            content(r#"{"answer": "supported", "quote": "I want a cheap hotel that has parking"}"#),
+            0,
+        ),
+        c if c.contains("whole week") => (
+            200,
+            content(r#"{"answer": "contradicted", "quote": "Tuesday night only"}"#),
+            0,
+        ),
+        c if c.contains("garbled") => (200, "this is not JSON".into(), 0),
+        c if c.contains("broken") => (500, "internal error".into(), 0),
+        c if c.contains("slowly") => (
+            200,
+            content(r#"{"answer": "supported", "quote": "x"}"#),
+            3000,
+        ),
+        // MiniCheck: "Document: ... Claim: ..." answered yes or no.
+        c if c.contains("paid by card") => (200, content("Yes"), 0),
+        c if c.contains("paid in cash") => (200, content("No"), 0),
+        _ => (200, content(r#"{"answer": "not-stated", "quote": ""}"#), 0),
+    }
+}
+
+fn serve() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let auth = Arc::new(Mutex::new(Vec::new()));
+    let (c, a) = (calls.clone(), auth.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (c, a) = (c.clone(), a.clone());
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                let (mut len, mut line) = (0usize, String::new());
+                loop {
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = line.trim_end().to_ascii_lowercase();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                    if l.starts_with("authorization:") {
+                        a.lock().unwrap().push(line.trim_end().to_string());
+                    }
+                }
+                let mut body = vec![0u8; len];
+                r.read_exact(&mut body).unwrap();
+                c.fetch_add(1, Ordering::SeqCst);
+                let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                let messages = v["messages"].as_array().unwrap();
+                let user = messages.last().unwrap()["content"].as_str().unwrap();
+                let claim = user.rsplit("Claim: ").next().unwrap_or("");
+                let (status, text, delay) = reply(claim);
+                std::thread::sleep(Duration::from_millis(delay));
+                let mut s = stream;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            });
+        }
+    });
+    Server { url, calls, auth }
+}
+
+fn policy(server: &Server, kind: JudgeKind, budget: u32) -> Policy {
+    Policy {
+        judge: Some(JudgeConfig {
+            kind,
+            url: Some(server.url.clone()),
+            model: Some("judge-model".into()),
+            key_env: "CAIRN_TEST_JUDGE_KEY".into(),
+            budget,
+            timeout_ms: 500,
+        }),
+        ..Policy::default()
+    }
+}
+
+fn gate(policy: Policy) -> Gatekeeper {
+    let scorer = policy.scorer(Box::new(Lexical), None);
+    Gatekeeper { policy, scorer }
+}
+
+/// One stream: the witness as a user span, one summary with the given claims citing it.
+/// Returns the ledger, each claim's status and whether the summary was admitted.
+fn gated(gate: &Gatekeeper, witness: &str, claims: &[&str]) -> (Ledger, Vec<Status>, bool) {
+    let ledger = Ledger::in_memory().unwrap();
+    let outcome = gate
+        .judged(&ledger, |b| {
+            let span = b.append(Span {
+                stream: "s".into(),
+                turn: 1,
+                role: Role::User,
+                tool: None,
+                text: witness.into(),
+            })?;
+            // Its decision-relevant items pinned first, as an agent runtime would.
+            let items = unpinned_items(b, "s")?;
+            if !items.is_empty() {
+                b.append(pin_of("s", "auto", &items))?;
+            }
+            let mut rids = Vec::new();
+            for c in claims {
+                let claim = b.append(Claim {
+                    stream: "s".into(),
+                    text: (*c).into(),
+                    origin: Origin::UserSaid,
+                    witnesses: vec![span.rid],
+                    actionable: true,
+                })?;
+                rids.push(claim.rid);
+            }
+            gate.propose_summary(
+                b,
+                Summary {
+                    stream: "s".into(),
+                    parent: None,
+                    author: Author::SelfAuthored,
+                    budget: 1000,
+                    covers: vec![span.rid],
+                    evicts: Vec::new(),
+                    claims: rids,
+                    self_score: None,
+                    reground: false,
+                },
+            )
+        })
+        .unwrap();
+    let statuses = outcome.claims.iter().map(|c| c.status).collect();
+    (ledger, statuses, outcome.admitted)
+}
+
+fn rulings(ledger: &Ledger) -> Vec<cairn::record::Ruling> {
+    let snap = ledger.snapshot().unwrap();
+    (snap.of_kind(Kind::Ruling).unwrap().iter())
+        .filter_map(|rid| match snap.get(rid).unwrap() {
+            Some(Record::Ruling(r)) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_judge_verifies_a_paraphrase_words_cannot_and_its_answer_is_a_record() {
+    let server = serve();
+    std::env::set_var("CAIRN_TEST_JUDGE_KEY", "sk-test");
+    let claim = "The user turned the offer down for the moment.";
+    // Near miss: the built-in scorer alone refuses the paraphrase it shares no word with.
+    let (_, statuses, admitted) = gated(&Gatekeeper::default(), "Not right now, thanks", &[claim]);
+    assert!(
+        !admitted && statuses == [Status::Fabricated],
+        "{statuses:?}"
+    );
+    // With the chat judge: verified, and the ruling records who decided, how and why.
+    let g = gate(policy(&server, JudgeKind::Chat, 16));
+    let (ledger, statuses, admitted) = gated(&g, "Not right now, thanks", &[claim]);
+    assert!(admitted && statuses == [Status::Verified], "{statuses:?}");
+    let r = rulings(&ledger);
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (
+            r[0].judge.as_str(),
+            r[0].prompt.as_str(),
+            r[0].answer,
+            r[0].quote.as_str()
+        ),
+        (
+            "chat:judge-model",
+            "cairn-judge-chat-1",
+            Relation::Entails,
+            "Not right now"
+        )
+    );
+    assert!(server
+        .auth
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|h| h.ends_with("Bearer sk-test")));
+    // Reading it back never calls the judge again.
+    let calls = server.calls.load(Ordering::SeqCst);
+    assert!(ledger.verify().unwrap().ok());
+    let snap = ledger.snapshot().unwrap();
+    let standing = snap.standing(&r[0].claim).unwrap();
+    assert_eq!(standing.status, Status::Verified);
+    assert_eq!(server.calls.load(Ordering::SeqCst), calls);
+}
+
+#[test]
+fn a_failed_or_unfounded_answer_leaves_the_claim_unverified_and_never_refuses_by_itself() {
+    let server = serve();
+    let g = gate(policy(&server, JudgeKind::Chat, 16));
+    let witness = "I want a cheap hotel for Tuesday night only.";
+    for claim in [
+        // A quote that is not in the witness: the answer is discarded.
+        "The user wants a cheap hotel with parking.",
+        // Malformed JSON, an HTTP error, an answer slower than the timeout.
+        "The user wants a cheap hotel, garbled.",
+        "The user wants a cheap hotel, broken.",
+        "The user wants a cheap hotel, slowly.",
+    ] {
+        let (ledger, statuses, admitted) = gated(&g, witness, &[claim]);
+        assert!(admitted, "{claim}");
+        assert_eq!(statuses, [Status::Unverified], "{claim}");
+        assert!(rulings(&ledger).is_empty(), "{claim}");
+    }
+    // A contradiction quoted from the witness refuses, and is recorded.
+    let (ledger, statuses, admitted) = gated(
+        &g,
+        witness,
+        &["The user wants a cheap hotel for the whole week."],
+    );
+    assert!(
+        !admitted && statuses == [Status::Fabricated],
+        "{statuses:?}"
+    );
+    assert_eq!(rulings(&ledger)[0].answer, Relation::Contradicts);
+}
+
+#[test]
+fn the_budget_bounds_the_calls_per_compaction() {
+    let server = serve();
+    let g = gate(policy(&server, JudgeKind::Chat, 1));
+    let claims = [
+        "The user turned the offer down for the moment.",
+        "The user turned the offer down, for now at least.",
+    ];
+    let (ledger, statuses, _) = gated(&g, "Not right now, thanks", &claims);
+    assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(rulings(&ledger).len(), 1);
+    assert!(statuses.contains(&Status::Verified), "{statuses:?}");
+    assert!(statuses.contains(&Status::Fabricated), "{statuses:?}");
+}
+
+#[test]
+fn minicheck_is_asked_yes_or_no_per_sentence() {
+    let server = serve();
+    let g = gate(policy(&server, JudgeKind::MiniCheck, 16));
+    let witness = "I'll settle the bill with my Visa. Thanks.";
+    let (ledger, statuses, _) = gated(&g, witness, &["The user said the bill was paid by card."]);
+    assert_eq!(statuses, [Status::Verified]);
+    assert_eq!(rulings(&ledger)[0].prompt, "cairn-judge-minicheck-1");
+    // Near miss: "No" is not support; the claim stays as the built-in scorer left it.
+    let (ledger, statuses, _) = gated(&g, witness, &["The user said the bill was paid in cash."]);
+    assert_ne!(statuses, [Status::Verified]);
+    assert_eq!(rulings(&ledger)[0].answer, Relation::Neutral);
+}
+
+#[test]
+fn a_claim_only_a_judge_verified_carries_an_irreversible_action_only_if_the_policy_says_so() {
+    let server = serve();
+    let claim = "The user turned the offer down for the moment.";
+    for carries in [false, true] {
+        let mut p = policy(&server, JudgeKind::Chat, 16);
+        p.judge_carries_irreversible = carries;
+        let g = gate(p);
+        let (ledger, statuses, _) = gated(&g, "Not right now, thanks", &[claim]);
+        assert_eq!(statuses, [Status::Verified]);
+        let rid = rulings(&ledger)[0].claim;
+        let mut b = ledger.batch().unwrap();
+        let o = g
+            .propose_action(
+                &mut b,
+                Action {
+                    stream: "s".into(),
+                    text: "close the offer for good".into(),
+                    irreversible: true,
+                    relies_on: vec![rid],
+                },
+            )
+            .unwrap();
+        b.commit().unwrap();
+        let judged = o.findings.iter().any(|f| {
+            f.gate.name() == "irreversible-unverified"
+                && f.detail.contains("only judge chat:judge-model")
+        });
+        assert_eq!(
+            (o.admitted, judged),
+            (carries, !carries),
+            "{:?}",
+            o.findings
+        );
+    }
+}
