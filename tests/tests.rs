@@ -19,6 +19,8 @@ mod model;
 #[cfg(feature = "model")]
 mod nli;
 mod pairs;
+mod retire;
 mod status;
 mod store;
+mod time;
 mod util;

@@ -352,6 +352,12 @@ fn changed_since<R: Read>(
         if after(Some(pin))? {
             return Ok(true);
         }
+        // A retirement lifts an item of the pin: the action may be allowed now.
+        for (_, (retirement, _)) in read.retirements(&pin)? {
+            if after(Some(retirement))? {
+                return Ok(true);
+            }
+        }
     }
     if after(read.head(&action.stream)?)? {
         return Ok(true);

@@ -7,8 +7,26 @@ use crate::store::{Item, Read};
 use crate::text::{content, shell};
 use std::collections::HashSet;
 
-/// Every pinned item of a stream, with its pin's name.
+/// Every pinned item of a stream in force, with its pin's name: items a retirement lifted are
+/// left out (SPEC.md 8.4b).
 pub fn pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
+    let mut out = Vec::new();
+    for (name, rid) in read.pins(stream)? {
+        if let Some(Record::Pin(p)) = read.get(&rid)? {
+            let lifted = read.retirements(&rid)?;
+            out.extend(
+                (p.items.into_iter())
+                    .filter(|i| !lifted.iter().any(|(text, _)| *text == i.text))
+                    .map(|i| (name.clone(), i)),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Every pinned item of a stream, retired or not: what covers the classifier's items, so a
+/// lifted constraint is not asked to be pinned again.
+fn all_pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
     let mut out = Vec::new();
     for (name, rid) in read.pins(stream)? {
         if let Some(Record::Pin(p)) = read.get(&rid)? {
@@ -60,7 +78,7 @@ pub fn pin_of(stream: &str, name: &str, items: &[Item]) -> Pin {
 /// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
 /// batch: what `cairn pin --auto` pins.
 pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<Item>> {
-    let pins = pinned_items(read, stream)?;
+    let pins = all_pinned_items(read, stream)?;
     unpinned(read, stream, &pins)
 }
 

@@ -2,7 +2,7 @@
 //! rules (laundering rate, depth) and its pinned reference (unpinned items, pin loss). The
 //! findings come out in that order, claim by claim, as a verdict stores them.
 
-use super::pins::{pinned_items, unpinned};
+use super::pins::{pinned_items, unpinned_items};
 use super::rules::{self, FoundBy, Grounding, Witness, WitnessCheck};
 use super::view::{rank_many, View, Vocab};
 use super::{Gatekeeper, Judged};
@@ -245,7 +245,7 @@ impl Gatekeeper {
         );
         let laundered = laundered.map(|f| findings.push(f)).is_some();
         let entailed = check.entailment.0 >= self.policy.verify_entailment;
-        self.disconfirmers(view, &at, &carried, window, findings)?;
+        self.disconfirmers(view, &at, &carried, window, check.latest_support, findings)?;
         let status = if !grounding.anchored {
             Status::Unanchored
         } else if fabricated {
@@ -279,9 +279,20 @@ impl Gatekeeper {
             .iter()
             .map(|(_, s)| (&*claim.text, &*s.text))
             .collect();
-        for ((_, s), sc) in cited.iter().zip(self.score_many(&pairs)?) {
+        let scores = self.score_many(&pairs)?;
+        for ((_, s), sc) in cited.iter().zip(&scores) {
             if check.entailment.1.is_none() || sc.entailment > check.entailment.0 {
                 check.entailment = (sc.entailment, Some(s.turn));
+            }
+            if sc.entailment >= self.policy.raw_entailment && s.stream == claim.stream {
+                check.latest_support = check.latest_support.max(Some(s.turn));
+            }
+        }
+        // Time: a later cited span that supports the claim supersedes an earlier one of its
+        // stream that contradicts it ("42 passed" after "6 passed").
+        for ((_, s), sc) in cited.iter().zip(&scores) {
+            if superseded(s, &claim.stream, check.latest_support) {
+                continue;
             }
             if sc.contradiction > check.contradiction.0 {
                 check.contradiction = (sc.contradiction, Some(s.turn));
@@ -310,6 +321,7 @@ impl Gatekeeper {
         at: &ClaimAt<'_>,
         carried: &[Rid],
         window: &Window,
+        latest_support: Option<u64>,
         findings: &mut Vec<Finding>,
     ) -> Result<()> {
         let mut found = BTreeSet::new();
@@ -333,8 +345,12 @@ impl Gatekeeper {
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
             .collect();
-        for ((sp, _), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
-            if sc.contradiction >= self.policy.contradiction {
+        for ((sp, span), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
+            // An evicted span that a later span the claim cites supersedes is history, not a
+            // disconfirmer.
+            if sc.contradiction >= self.policy.contradiction
+                && !superseded(span, &at.claim.stream, latest_support)
+            {
                 found.insert((*sp, FoundBy::Scorer));
             }
         }
@@ -361,7 +377,7 @@ impl Gatekeeper {
         judged: &mut Judged,
     ) -> Result<Option<f64>> {
         let pins = pinned_items(view.read, &s.stream)?;
-        let items = unpinned(view.read, &s.stream, &pins)?;
+        let items = unpinned_items(view.read, &s.stream)?;
         (judged.findings).extend(rules::unpinned_reference(rid, &s.stream, &items));
         if pins.is_empty() {
             return Ok(None);
@@ -493,6 +509,12 @@ impl Gatekeeper {
         }
         Ok(lost)
     }
+}
+
+/// Whether a later span the claim cites, supporting it, supersedes `span`: both of the claim's
+/// stream, `span` told at an earlier turn (SPEC.md 8.1, time).
+fn superseded(span: &Span, stream: &str, latest_support: Option<u64>) -> bool {
+    span.stream == stream && latest_support.is_some_and(|t| span.turn < t)
 }
 
 /// The raw spans a claim is judged against first: those of its raw ancestors it cites, or all

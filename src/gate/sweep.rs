@@ -3,7 +3,7 @@
 //! contradicting today is reported. The rules are the gate's own (`rules`).
 
 use super::action::HeadChain;
-use super::pins::{pinned_items, unpinned};
+use super::pins::unpinned_items;
 use super::rules::{self, FoundBy};
 use super::status::claim_status;
 use super::view::View;
@@ -64,7 +64,7 @@ pub fn sweep<R: Read>(
     actions(gate, &mut view, &mut found)?;
     // Compacted streams whose raw spans hold decision-relevant items no pin covers.
     for s in compacted {
-        let items: Vec<_> = (unpinned(read, &s, &pinned_items(read, &s)?)?.into_iter())
+        let items: Vec<_> = (unpinned_items(read, &s)?.into_iter())
             .filter(|i| rules::blocks_compaction(i.class))
             .collect();
         if let Some(f) = items

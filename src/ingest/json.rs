@@ -65,6 +65,10 @@ pub fn record(r: &Record) -> Map<String, Value> {
             "stream": r.stream, "key": r.key, "payload": Rid(r.payload).to_hex(),
             "spans": rids(&r.spans),
         }),
+        Record::Retirement(r) => json!({
+            "stream": r.stream, "pin": r.pin.to_hex(), "item": r.item,
+            "witness": r.witness.to_hex(),
+        }),
         Record::Ruling(r) => json!({
             "claim": r.claim.to_hex(), "spans": rids(&r.spans), "judge": r.judge,
             "prompt": r.prompt, "answer": r.answer.name(), "quote": r.quote,

@@ -27,8 +27,8 @@ use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Check, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
-    PinItem, Receipt, Record, Reground, Relation, Rid, Role, Ruling, Score, Span, Summary, Verdict,
-    SCORE_ONE,
+    PinItem, Receipt, Record, Reground, Relation, Retirement, Rid, Role, Ruling, Score, Span,
+    Summary, Verdict, SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
@@ -370,11 +370,12 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
         "check" => (check(ctx, obj)?, Vec::new()),
         "receipt" => (receipt(ctx, obj)?, Vec::new()),
         "ruling" => (ruling(ctx, obj)?, Vec::new()),
+        "retirement" => (retirement(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt or ruling"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling or retirement"
                 ),
             ))
         }
@@ -560,6 +561,7 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
         Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
         Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
         Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
+        Kind::Retirement => &["kind", "stream", "pin", "item", "witness", "rid", "index"],
         Kind::Ruling => &[
             "kind", "stream", "claim", "spans", "judge", "prompt", "answer", "quote", "rid",
             "index",
@@ -1175,6 +1177,38 @@ fn check(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     Ok(Record::Check(Check {
         action: one_ref(ctx, obj, stream, "action")?,
         at: obj.u64(ctx, "at")?,
+    }))
+}
+
+/// A retirement line: `pin` is the pin's name in `stream` (or its rid), `witness` the user
+/// turn that lifts the item.
+fn retirement(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.str(ctx, "stream")?.to_string();
+    let name = obj.str(ctx, "pin")?;
+    let named = ctx
+        .batch
+        .pin(&stream, name)
+        .map_err(|e| ctx.err(Some("pin".into()), e.to_string()))?;
+    let pin = match named {
+        Some(rid) => rid,
+        None => one_ref(ctx, obj, Some(&stream), "pin").map_err(|_| {
+            ctx.err(
+                Some("pin".into()),
+                format!("stream {stream} has no pin named {name:?}; give a pin's name or rid"),
+            )
+        })?,
+    };
+    if obj.get("witness").is_none() {
+        return Err(ctx.err(
+            Some("witness".into()),
+            "a retirement cites the user turn that lifts the constraint (`witness`: \"turn:N\"); it is refused without one",
+        ));
+    }
+    Ok(Record::Retirement(Retirement {
+        pin,
+        item: obj.str(ctx, "item")?.to_string(),
+        witness: one_ref(ctx, obj, Some(&stream), "witness")?,
+        stream,
     }))
 }
 

@@ -36,6 +36,8 @@ pub struct PinLine {
     pub text: String,
     /// The span it was taken from, if the pin names one.
     pub witness: Option<Rid>,
+    /// The user turn that retired it, if one did: the pin stays, the constraint is lifted.
+    pub retired_by: Option<Rid>,
 }
 
 /// One claim of the head summary, with how far it can be trusted.
@@ -111,14 +113,19 @@ pub struct Context {
 pub fn context<R: Read>(read: &R, stream: &str, budget: usize) -> Result<Context> {
     let mut used = 0;
     let mut pins = Vec::new();
-    for (name, pin) in pins_checked(read, stream)? {
+    for (name, pin, rid) in pins_checked(read, stream)? {
+        let lifted = read.retirements(&rid)?;
         for item in pin.items {
             used += tokens(&item.text);
+            let retired_by = (lifted.iter())
+                .find(|(text, _)| *text == item.text)
+                .map(|(_, (_, turn))| *turn);
             pins.push(PinLine {
                 pin: name.clone(),
                 class: item.class,
                 text: item.text,
                 witness: item.witness,
+                retired_by,
             });
         }
     }
@@ -289,11 +296,11 @@ fn damage(table: &'static str, detail: String) -> crate::error::Error {
 /// A stream's pins by name, each checked against the log: the pins table must name pin records
 /// of the stream, and every pin record of the stream (found through the kind index, a second
 /// structure) must be in it, so one damaged entry cannot drop a pinned prohibition unseen.
-fn pins_checked<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, crate::record::Pin)>> {
+fn pins_checked<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, crate::record::Pin, Rid)>> {
     let mut out = Vec::new();
     for (name, rid) in read.pins(stream)? {
         match read.named(&rid, "pins")? {
-            Record::Pin(p) if p.stream == stream && p.name == name => out.push((name, p)),
+            Record::Pin(p) if p.stream == stream && p.name == name => out.push((name, p, rid)),
             _ => {
                 return Err(damage(
                     "pins",
@@ -393,6 +400,7 @@ impl Context {
             "pins": self.pins.iter().map(|p| json!({
                 "pin": p.pin, "class": p.class.name(), "text": p.text,
                 "witness": p.witness.map(|w| w.to_hex()),
+                "retired_by": p.retired_by.map(|w| w.to_hex()),
             })).collect::<Vec<_>>(),
             "head": self.head.map(|h| h.to_hex()),
             "claims": self.claims.iter().map(|c| json!({
@@ -434,7 +442,11 @@ impl Context {
         if !self.pins.is_empty() {
             let _ = writeln!(out, "pinned (never dropped):");
             for p in &self.pins {
-                let _ = writeln!(out, "  [{}] {}", p.class.name(), one_line(&p.text));
+                let retired = match p.retired_by {
+                    Some(turn) => format!(" [retired by {}: no longer in force]", turn.short()),
+                    None => String::new(),
+                };
+                let _ = writeln!(out, "  [{}] {}{retired}", p.class.name(), one_line(&p.text));
             }
         }
         if let Some(head) = self.head {

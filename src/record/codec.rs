@@ -85,6 +85,7 @@ fn encode_raw(record: &Record) -> Vec<u8> {
         Record::Check(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Receipt(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Ruling(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Retirement(r) => bincode::encode_to_vec(r, CONFIG),
     };
     // Encoding into a Vec fails only past the size limit, which a record that was decoded or
     // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
@@ -154,6 +155,7 @@ fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
         Kind::Check => Record::Check(body(kind, b)?),
         Kind::Receipt => Record::Receipt(body(kind, b)?),
         Kind::Ruling => Record::Ruling(body(kind, b)?),
+        Kind::Retirement => Record::Retirement(body(kind, b)?),
     })
 }
 

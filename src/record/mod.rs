@@ -46,6 +46,8 @@ pub enum Kind {
     Receipt = 10,
     /// A judge's answer about a claim and the spans it cites.
     Ruling = 11,
+    /// A pinned item lifted by a user turn; the pin itself stays.
+    Retirement = 12,
 }
 
 impl Kind {
@@ -63,6 +65,7 @@ impl Kind {
             9 => Kind::Check,
             10 => Kind::Receipt,
             11 => Kind::Ruling,
+            12 => Kind::Retirement,
             _ => return None,
         })
     }
@@ -81,11 +84,12 @@ impl Kind {
             Kind::Check => "check",
             Kind::Receipt => "receipt",
             Kind::Ruling => "ruling",
+            Kind::Retirement => "retirement",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 11] = [
+    pub const ALL: [Kind; 12] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -97,6 +101,7 @@ impl Kind {
         Kind::Check,
         Kind::Receipt,
         Kind::Ruling,
+        Kind::Retirement,
     ];
 }
 
@@ -390,6 +395,22 @@ pub struct Ruling {
     pub quote: String,
 }
 
+/// A pinned item retired: the user turn that lifts the constraint, cited as `witness`. The
+/// pin stays write-once; gates stop holding compactions and actions to the item, and every
+/// view of the pin shows the retirement (SPEC.md section 8.4b). Refused without a user turn of
+/// the pin's stream, or for an item the pin does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Retirement {
+    /// The pin's stream.
+    pub stream: String,
+    /// The pin.
+    pub pin: Rid,
+    /// The item's text, as the pin holds it.
+    pub item: String,
+    /// The user turn that lifts it.
+    pub witness: Rid,
+}
+
 /// Any record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -415,6 +436,8 @@ pub enum Record {
     Receipt(Receipt),
     /// See [`Ruling`].
     Ruling(Ruling),
+    /// See [`Retirement`].
+    Retirement(Retirement),
 }
 
 macro_rules! record_from {
@@ -427,7 +450,8 @@ macro_rules! record_from {
     )*};
 }
 record_from!(
-    Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt, Ruling
+    Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt, Ruling,
+    Retirement
 );
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
@@ -461,6 +485,10 @@ pub enum LinkRole {
     ReceiptSpan,
     /// A span a judge's ruling was given against.
     RulingSpan,
+    /// The pin a retirement lifts an item of.
+    RetiredPin,
+    /// The user turn that lifts a pinned item.
+    RetirementWitness,
 }
 
 impl LinkRole {
@@ -481,6 +509,8 @@ impl LinkRole {
             LinkRole::Checked => "action",
             LinkRole::ReceiptSpan => "spans",
             LinkRole::RulingSpan => "spans",
+            LinkRole::RetiredPin => "pin",
+            LinkRole::RetirementWitness => "witness",
         }
     }
 
@@ -495,7 +525,9 @@ impl LinkRole {
             | LinkRole::JudgedSpan
             | LinkRole::RegroundSpan
             | LinkRole::ReceiptSpan
-            | LinkRole::RulingSpan => &[Kind::Span],
+            | LinkRole::RulingSpan
+            | LinkRole::RetirementWitness => &[Kind::Span],
+            LinkRole::RetiredPin => &[Kind::Pin],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
             LinkRole::Checked => &[Kind::Action],
@@ -512,6 +544,8 @@ impl LinkRole {
                 | LinkRole::SummaryClaim
                 | LinkRole::PinWitness
                 | LinkRole::ReceiptSpan
+                | LinkRole::RetiredPin
+                | LinkRole::RetirementWitness
         )
     }
 }
@@ -531,6 +565,7 @@ impl Record {
             Record::Check(_) => Kind::Check,
             Record::Receipt(_) => Kind::Receipt,
             Record::Ruling(_) => Kind::Ruling,
+            Record::Retirement(_) => Kind::Retirement,
         }
     }
 
@@ -543,6 +578,7 @@ impl Record {
             Record::Pin(r) => Some(&r.stream),
             Record::Action(r) => Some(&r.stream),
             Record::Receipt(r) => Some(&r.stream),
+            Record::Retirement(r) => Some(&r.stream),
             Record::Judgement(_)
             | Record::Verdict(_)
             | Record::Reground(_)
@@ -587,6 +623,10 @@ impl Record {
             Record::Ruling(r) => std::iter::once((LinkRole::Claim, r.claim))
                 .chain(all(LinkRole::RulingSpan, &r.spans))
                 .collect(),
+            Record::Retirement(r) => vec![
+                (LinkRole::RetiredPin, r.pin),
+                (LinkRole::RetirementWitness, r.witness),
+            ],
         }
     }
 
@@ -618,7 +658,8 @@ impl Record {
             | Record::Pin(_)
             | Record::Judgement(_)
             | Record::Verdict(_)
-            | Record::Check(_) => {}
+            | Record::Check(_)
+            | Record::Retirement(_) => {}
         }
     }
 
@@ -634,7 +675,7 @@ impl Record {
                 .map(|s| format!("`{field}` is {s}, above the maximum of {SCORE_ONE}"))
         }
         match self {
-            Record::Span(_) | Record::Pin(_) | Record::Check(_) => None,
+            Record::Span(_) | Record::Pin(_) | Record::Check(_) | Record::Retirement(_) => None,
             Record::Claim(c) => set("witnesses", &c.witnesses).or_else(|| match &c.origin {
                 Origin::Other(t) if Origin::parse_known(t).is_some() => {
                     Some(format!("origin tag `{t}` is stored as free text"))

@@ -116,6 +116,7 @@ pub fn dot<R: Read>(read: &R, stream: Option<&str>) -> Result<String> {
             Record::Check(_) => ("cds", "check again".to_string()),
             Record::Receipt(r) => ("note", format!("receipt\\n{}", escape(&r.key))),
             Record::Ruling(r) => ("hexagon", format!("ruling\\n{}", escape(&r.judge))),
+            Record::Retirement(r) => ("octagon", format!("retirement\\n{}", escape(&r.item))),
         };
         let colour = match record {
             Record::Verdict(v) if !v.admitted => ", color=red, fontcolor=red",

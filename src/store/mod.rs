@@ -884,6 +884,30 @@ impl Batch {
                     .into());
                 }
             }
+            Record::Retirement(r) => {
+                let invalid = |reason: String| ErrorKind::Invalid {
+                    kind: Kind::Retirement,
+                    reason,
+                };
+                let held = match self.get(&r.pin)? {
+                    Some(Record::Pin(p)) => p.items.iter().any(|i| i.text == r.item),
+                    _ => false,
+                };
+                if !held {
+                    return Err(invalid(format!(
+                        "pin {} holds no item {:?}; give the item's text exactly as the pin holds it",
+                        r.pin, r.item
+                    ))
+                    .into());
+                }
+                if !matches!(self.get(&r.witness)?, Some(Record::Span(s)) if s.role == crate::record::Role::User)
+                {
+                    return Err(invalid(
+                        "`witness` must be the user turn that lifts the constraint; a pinned item is retired only on the user's word".to_string(),
+                    )
+                    .into());
+                }
+            }
             Record::Pin(p) => {
                 if let Some(existing) = self.pin(&p.stream, &p.name)? {
                     return Err(ErrorKind::PinConflict {
@@ -980,7 +1004,9 @@ impl Batch {
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
-            Record::Action(_) | Record::Check(_) | Record::Ruling(_) => Ok(()),
+            Record::Action(_) | Record::Check(_) | Record::Ruling(_) | Record::Retirement(_) => {
+                Ok(())
+            }
             Record::Receipt(r) => {
                 self.txn
                     .open_table(RECEIPTS)?

@@ -479,6 +479,20 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
+    /// The items of pin `pin` that retirements lifted (SPEC.md 8.4b): each item's text, with
+    /// the retirement's rid and the user turn that lifted it, in the order of their rids.
+    fn retirements(&self, pin: &Rid) -> Result<Vec<(String, (Rid, Rid))>> {
+        let mut out = Vec::new();
+        for d in self.dependents(pin)? {
+            if let Some(Record::Retirement(r)) = self.get(&d)? {
+                if r.pin == *pin {
+                    out.push((r.item, (d, r.witness)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The summary that first evicted a span, if any; checked against the records: the
     /// summary named must be admitted and evict the span, and when none is named, no admitted
     /// summary among the span's dependents may evict it (a damaged evictions table would

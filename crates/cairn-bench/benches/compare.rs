@@ -73,6 +73,8 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         Checked => 11,
         ReceiptSpan => 12,
         RulingSpan => 13,
+        RetiredPin => 14,
+        RetirementWitness => 15,
     }
 }
 

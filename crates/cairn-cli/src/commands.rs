@@ -81,6 +81,7 @@ pub fn pin(
     db: &Path,
     _gate: &Gatekeeper,
     auto: bool,
+    dry_run: bool,
     stream: &str,
     name: &str,
     as_json: bool,
@@ -105,13 +106,32 @@ pub fn pin(
         }
         return Ok(0);
     }
+    let list: Vec<Value> = items
+        .iter()
+        .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text, "witness": i.span.to_hex()}))
+        .collect();
+    if dry_run {
+        // A preview: the batch is dropped unwritten.
+        drop(batch);
+        if as_json {
+            println!(
+                "{}",
+                json!({"dry_run": true, "rid": Value::Null, "stream": stream, "name": name, "items": list})
+            );
+        } else {
+            println!(
+                "would pin {} of stream {stream} as {name:?} (dry run: nothing was written)",
+                crate::count(items.len() as u64, "item", "items"),
+            );
+            for i in &items {
+                println!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
+            }
+        }
+        return Ok(0);
+    }
     let appended = batch.append(pin_of(stream, name, &items))?;
     batch.commit()?;
     if as_json {
-        let list: Vec<Value> = items
-            .iter()
-            .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text, "witness": i.span.to_hex()}))
-            .collect();
         println!(
             "{}",
             json!({"rid": appended.rid.to_hex(), "stream": stream, "name": name, "items": list})

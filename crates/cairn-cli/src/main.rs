@@ -208,6 +208,9 @@ enum Command {
         /// Pin what the classifier finds in the stream's raw spans that no pin covers yet.
         #[arg(long)]
         auto: bool,
+        /// With --auto: show what would be pinned, and write nothing (pins are forever).
+        #[arg(long = "dry-run", requires = "auto")]
+        dry_run: bool,
         /// The stream.
         stream: String,
         /// The pin's name (write-once).
@@ -487,9 +490,12 @@ fn run(cli: &Cli) -> Outcome {
         Command::Gates { stream, as_of } => {
             commands::gates(&cli.db, &gate, stream.as_deref(), *as_of, cli.json)
         }
-        Command::Pin { auto, stream, name } => {
-            commands::pin(&cli.db, &gate, *auto, stream, name, cli.json)
-        }
+        Command::Pin {
+            auto,
+            dry_run,
+            stream,
+            name,
+        } => commands::pin(&cli.db, &gate, *auto, *dry_run, stream, name, cli.json),
         Command::Reground { reference, stream } => {
             commands::reground(&cli.db, &gate, reference, stream.as_deref(), cli.json)
         }

@@ -924,3 +924,43 @@ fn json_of(o: &std::process::Output) -> serde_json::Value {
 fn json_line(l: &str) -> serde_json::Value {
     serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))
 }
+
+/// Issue 23, point 4: `pin --auto --dry-run` shows what would be pinned and writes nothing;
+/// the same command without it pins (pins are forever, so preview first).
+#[test]
+fn pin_auto_dry_run_previews_and_writes_nothing() {
+    let t = Tmp::new();
+    let f = t.file(
+        "p.jsonl",
+        br#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"never run DROP TABLE on the prod database"}"#,
+    );
+    assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
+    let before = fingerprint(&t);
+    let o = t.cairn(
+        &["pin", "--auto", "--dry-run", "s", "constraints", "--json"],
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dry_run"], true);
+    assert!(v["rid"].is_null());
+    assert!(
+        v["items"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("DROP TABLE"),
+        "{v}"
+    );
+    assert_eq!(fingerprint(&t), before, "a dry run writes nothing");
+    // --dry-run needs --auto.
+    assert_eq!(
+        code(&t.cairn(&["pin", "--dry-run", "s", "constraints"], None)),
+        2
+    );
+    // Near miss: without --dry-run the same items are pinned.
+    let o = t.cairn(&["pin", "--auto", "s", "constraints", "--json"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["rid"].is_string(), "{v}");
+    assert_ne!(fingerprint(&t), before);
+}

@@ -292,6 +292,10 @@ pub struct PinArgs {
     /// stream's turns that no pin covers yet.
     #[serde(default)]
     pub items: Option<Vec<PinItem>>,
+    /// With `items` left out: return what would be pinned and write nothing (pins are
+    /// write-once, so preview them first).
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `reground`.
@@ -832,6 +836,12 @@ impl Memory {
         Parameters(args): Parameters<PinArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         mendable(async {
+        if args.dry_run && args.items.is_some() {
+            return Err(ErrorData::invalid_params(
+                "argument dry_run: a dry run previews what the classifier would pin; leave `items` out, or drop `dry_run` to pin the items given",
+                None,
+            ));
+        }
         let v = self
             .write(move |ledger, gate| {
                 let mut batch = ledger.batch().map_err(internal)?;
@@ -843,6 +853,13 @@ impl Memory {
                     }
                     None => {
                         let found = unpinned_items(&batch, &args.stream).map_err(internal)?;
+                        if args.dry_run {
+                            let list: Vec<Value> = found
+                                .iter()
+                                .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text}))
+                                .collect();
+                            return Ok(json!({"stream": args.stream, "name": args.name, "rid": null, "dry_run": true, "items": list}));
+                        }
                         if found.is_empty() {
                             (None, json!([]))
                         } else {
@@ -863,6 +880,7 @@ impl Memory {
             .await?;
         let n = v["items"].as_array().map_or(0, Vec::len);
         let text = match v["rid"].as_str() {
+            None if v["dry_run"] == true => format!("dry run: would pin {n} item(s) as {}; nothing was written", v["name"]),
             Some(rid) => format!("pinned {n} item(s) as {} ({rid})", v["name"]),
             None => "nothing to pin: every decision-relevant item found is already pinned".into(),
         };

@@ -1,0 +1,96 @@
+//! Issue 23, point 4: a later witness about the same subject supersedes an earlier one. An
+//! evicted span is a disconfirmer only when nothing the claim cites later supersedes it, and a
+//! cited span's contradiction counts only when no later cited span supports the claim.
+
+use cairn::gate::Gatekeeper;
+use cairn::record::{Author, Claim, Origin, Role, Span, Summary};
+use cairn::Ledger;
+
+/// Tool turns (turn, text); one summary covering them all, evicting `evicts`, with the claim
+/// citing `cites`. Returns (admitted, the gates that found something).
+fn compact(
+    turns: &[(u64, &str)],
+    evicts: &[u64],
+    claim: &str,
+    cites: &[u64],
+) -> (bool, Vec<String>) {
+    let ledger = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let mut b = ledger.batch().unwrap();
+    let mut rid = std::collections::BTreeMap::new();
+    for (turn, text) in turns {
+        let a = b
+            .append(Span {
+                stream: "s".into(),
+                turn: *turn,
+                role: Role::Tool,
+                tool: Some("pytest".into()),
+                text: (*text).into(),
+            })
+            .unwrap();
+        rid.insert(*turn, a.rid);
+    }
+    let claim = b
+        .append(Claim {
+            stream: "s".into(),
+            text: claim.into(),
+            origin: Origin::ToolOutput,
+            witnesses: cites.iter().map(|t| rid[t]).collect(),
+            actionable: true,
+        })
+        .unwrap();
+    let o = gate
+        .propose_summary(
+            &mut b,
+            Summary {
+                stream: "s".into(),
+                parent: None,
+                author: Author::SelfAuthored,
+                budget: 1000,
+                covers: rid.values().copied().collect(),
+                evicts: evicts.iter().map(|t| rid[t]).collect(),
+                claims: vec![claim.rid],
+                self_score: None,
+                reground: false,
+            },
+        )
+        .unwrap();
+    let gates = o
+        .findings
+        .iter()
+        .map(|f| f.gate.name().to_string())
+        .collect();
+    (o.admitted, gates)
+}
+
+#[test]
+fn an_earlier_evicted_result_does_not_disconfirm_a_later_one() {
+    let turns = [(1, "6 passed in 0.41s"), (5, "42 passed in 1.02s")];
+    let (admitted, gates) = compact(&turns, &[1], "42 passed", &[5]);
+    assert!(admitted, "{gates:?}");
+    assert!(
+        !gates.iter().any(|g| g == "evicted-disconfirmer"),
+        "{gates:?}"
+    );
+    // Near miss: the contradicting result came later; it disconfirms.
+    let turns = [(1, "42 passed in 1.02s"), (5, "6 passed in 0.41s")];
+    let (admitted, gates) = compact(&turns, &[5], "42 passed", &[1]);
+    assert!(
+        !admitted && gates.iter().any(|g| g == "evicted-disconfirmer"),
+        "{gates:?}"
+    );
+}
+
+#[test]
+fn a_later_cited_span_supersedes_an_earlier_cited_one() {
+    let turns = [(1, "6 passed in 0.41s"), (5, "42 passed in 1.02s")];
+    let (admitted, gates) = compact(&turns, &[], "42 passed", &[1, 5]);
+    assert!(admitted, "{gates:?}");
+    // Near miss: the later cited span is the one that contradicts.
+    let turns = [(1, "42 passed in 1.02s"), (5, "6 passed in 0.41s")];
+    let (admitted, gates) = compact(&turns, &[], "42 passed", &[1, 5]);
+    assert!(
+        !admitted && gates.iter().any(|g| g == "fabricated-claim"),
+        "{gates:?}"
+    );
+}
