@@ -223,6 +223,7 @@ fn ungated(kind: Kind) -> String {
         Kind::Action => "propose it with Gatekeeper::propose_action, which appends it with its verdict",
         Kind::Verdict => "verdicts are written only by the gates; propose the summary or action and its verdict is appended",
         Kind::Check => "checks are written only by the action gate; propose the action again with Gatekeeper::propose_action",
+        Kind::Ruling => "rulings are written only by the gates, from a judge's answer; propose the summary under a policy with a judge",
         _ => "regrounds are written only by re-grounding; call Gatekeeper::reground on the claim",
     };
     format!(

@@ -75,6 +75,14 @@ fn a_user_turn_retires_a_pinned_prohibition_and_nothing_else_does() {
     };
     let e = b.append(by_agent).unwrap_err().to_string();
     assert!(e.contains("user turn"), "{e}");
+    let own = Retirement {
+        stream: "m".into(),
+        pin,
+        item: RULE.into(),
+        witness: said,
+    };
+    let e = b.append(own).unwrap_err().to_string();
+    assert!(e.contains("cite a later user turn"), "{e}");
     let other = Retirement {
         stream: "m".into(),
         pin,

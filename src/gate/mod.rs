@@ -136,6 +136,16 @@ impl Gatekeeper {
             .map_err(|e| ErrorKind::Score(e).into())
     }
 
+    /// A claim against the spans it cites: where a judge may decide (SPEC.md 9.6).
+    fn score_cited(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.scorer
+            .score_cited(pairs)
+            .map_err(|e| ErrorKind::Score(e).into())
+    }
+
     /// The share of a claim's words a span must hold to be scored against it: low enough
     /// that no span the built-in scorer would let entail, resemble or contradict the claim is
     /// skipped.
@@ -167,10 +177,20 @@ impl Gatekeeper {
         self.scorer.begin();
         let mut round = 1;
         loop {
-            let mut batch = ledger.batch()?;
-            let out = write(&mut batch)?;
+            let run = ledger
+                .batch()
+                .map_err(E::from)
+                .and_then(|mut batch| write(&mut batch).map(|out| (batch, out)));
+            let (batch, out) = match run {
+                Ok(done) => done,
+                Err(e) => {
+                    self.scorer.end();
+                    return Err(e);
+                }
+            };
             let missed = self.scorer.missed();
             if missed.is_empty() || round >= ROUNDS {
+                self.scorer.end();
                 batch.commit()?;
                 return Ok(out);
             }

@@ -130,7 +130,7 @@ impl Policy {
             ..Policy::default()
         };
         for (key, value) in &table {
-            if key.starts_with("judge") {
+            if key.starts_with("judge") && KEYS.contains(&key.as_str()) {
                 if key == "judge_carries_irreversible" {
                     p.judge_carries_irreversible = value.as_bool().ok_or_else(|| {
                         err(PolicyProblem::Judge(format!(
@@ -359,6 +359,7 @@ mod tests {
         );
         assert!(problem("judge = \"nli\"\njudge_budget = 0").contains("positive integer"));
         assert!(problem("judge_carries_irreversible = 1").contains("true or false"));
+        assert!(problem("judge_carries_irreversable = true").contains("unknown key"));
         assert!(problem("verify_entailment = 0.2").contains("below `raw_entailment`"));
         let nli = Policy::from_toml(
             "judge = \"nli\"\njudge_carries_irreversible = true",

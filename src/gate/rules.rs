@@ -166,9 +166,10 @@ pub(crate) struct WitnessCheck {
     pub elsewhere: Option<u64>,
     /// The speaker the claim names and the turn and role of the cited span that is not theirs.
     pub speaker: Option<(&'static str, u64, Role)>,
-    /// The latest turn of a cited span that supports the claim (entailment at or above
-    /// `raw_entailment`): what it says supersedes what earlier turns of its stream said.
-    pub latest_support: Option<u64>,
+    /// The latest turn of each speaker among the cited spans that surely support the claim
+    /// (entailment at or above `verify_entailment`): what it says supersedes what that speaker
+    /// said at earlier turns of the claim's stream.
+    pub latest_support: [Option<u64>; 4],
 }
 
 /// The speaker a claim's text names as its subject, from its first words ("The user asked

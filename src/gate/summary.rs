@@ -279,13 +279,14 @@ impl Gatekeeper {
             .iter()
             .map(|(_, s)| (&*claim.text, &*s.text))
             .collect();
-        let scores = self.score_many(&pairs)?;
+        let scores = self.score_cited(&pairs)?;
         for ((_, s), sc) in cited.iter().zip(&scores) {
             if check.entailment.1.is_none() || sc.entailment > check.entailment.0 {
                 check.entailment = (sc.entailment, Some(s.turn));
             }
-            if sc.entailment >= self.policy.raw_entailment && s.stream == claim.stream {
-                check.latest_support = check.latest_support.max(Some(s.turn));
+            if sc.entailment >= self.policy.verify_entailment && s.stream == claim.stream {
+                let latest = &mut check.latest_support[s.role as usize];
+                *latest = (*latest).max(Some(s.turn));
             }
         }
         // Time: a later cited span that supports the claim supersedes an earlier one of its
@@ -321,7 +322,7 @@ impl Gatekeeper {
         at: &ClaimAt<'_>,
         carried: &[Rid],
         window: &Window,
-        latest_support: Option<u64>,
+        latest_support: [Option<u64>; 4],
         findings: &mut Vec<Finding>,
     ) -> Result<()> {
         let mut found = BTreeSet::new();
@@ -511,10 +512,10 @@ impl Gatekeeper {
     }
 }
 
-/// Whether a later span the claim cites, supporting it, supersedes `span`: both of the claim's
-/// stream, `span` told at an earlier turn (SPEC.md 8.1, time).
-fn superseded(span: &Span, stream: &str, latest_support: Option<u64>) -> bool {
-    span.stream == stream && latest_support.is_some_and(|t| span.turn < t)
+/// Whether a later span the claim cites, surely supporting it, supersedes `span`: both of the
+/// claim's stream and of one speaker, `span` told at an earlier turn (SPEC.md 8.1, time).
+fn superseded(span: &Span, stream: &str, latest_support: [Option<u64>; 4]) -> bool {
+    span.stream == stream && latest_support[span.role as usize].is_some_and(|t| span.turn < t)
 }
 
 /// The raw spans a claim is judged against first: those of its raw ancestors it cites, or all

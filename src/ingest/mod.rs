@@ -437,6 +437,20 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
                 }
             }
         }
+        // A ruling already in the ledger (a ledger's own export ingested again) is found; a new
+        // one is only ever written by the gates.
+        Record::Ruling(r) => {
+            let rid = Rid::of_bytes(&crate::record::encode(&Record::Ruling(r)));
+            match ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))? {
+                Some(index) => Applied::Appended(Appended { rid, index, new: false }, None),
+                None => {
+                    return Err(ctx.err(
+                        Some("kind".into()),
+                        "rulings are written by the gates from a judge's answer, not ingested; submit the summary under a policy with a judge",
+                    ))
+                }
+            }
+        }
         Record::Check(c) => {
             let rid = Rid::of_bytes(&crate::record::encode(&Record::Check(c.clone())));
             let present = ctx

@@ -48,6 +48,8 @@ pub struct Bounds {
 
 #[derive(Default)]
 struct State {
+    /// Whether a gated write is under way: only then are missed pairs remembered.
+    active: bool,
     answers: HashMap<(String, String), Answer>,
     /// Judge calls since the gated write began.
     spent: usize,
@@ -80,12 +82,6 @@ impl Cascade {
         }
     }
 
-    /// The sentences of the judge calls that failed since the last call of this method: the
-    /// claims they were for stayed unverified.
-    pub fn failures(&self) -> Vec<String> {
-        std::mem::take(&mut self.state().failures)
-    }
-
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind; use it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -115,7 +111,7 @@ impl Cascade {
                 similarity: s.similarity,
             },
             Some(Relation::Neutral) => s,
-            None if state.failed.contains(&key) => s,
+            None if state.failed.contains(&key) || !state.active => s,
             None => {
                 if !state.missed.contains(&key) {
                     state.missed.push(key);
@@ -131,12 +127,16 @@ impl Scorer for Cascade {
         &self.id
     }
 
+    /// The base scorer's: only the spans a claim cites go to the judge ([`Scorer::score_cited`]).
     fn score(&self, claim: &str, source: &str) -> Result<Scores, ScoreError> {
-        let s = self.base.score(claim, source)?;
-        Ok(self.settle(claim, source, s))
+        self.base.score(claim, source)
     }
 
     fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        self.base.score_many(pairs)
+    }
+
+    fn score_cited(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
         let base = self.base.score_many(pairs)?;
         Ok(pairs
             .iter()
@@ -154,7 +154,22 @@ impl Scorer for Cascade {
     }
 
     fn begin(&self) {
-        self.state().spent = 0;
+        let mut state = self.state();
+        state.active = true;
+        state.spent = 0;
+        state.missed.clear();
+        state.failed.clear();
+        state.failures.clear();
+    }
+
+    fn end(&self) {
+        let mut state = self.state();
+        state.active = false;
+        state.missed.clear();
+    }
+
+    fn failures(&self) -> Vec<String> {
+        std::mem::take(&mut self.state().failures)
     }
 
     fn consult(&self, pairs: &[(String, String)]) -> usize {
@@ -204,8 +219,9 @@ impl Scorer for Cascade {
     }
 }
 
-/// Whether `quote` stands in one of the passages, word for word (runs of white space read as
-/// one space, and surrounding quotes and white space trimmed).
+/// Whether `quote` stands in one of the passages, word for word and as whole words (runs of
+/// white space read as one space, surrounding quotes and white space trimmed), and is at least
+/// two words long: "no" or a piece of a word quotes nothing.
 pub(crate) fn quoted(quote: &str, passages: &[&str]) -> bool {
     let squash = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     let q = squash(
@@ -213,7 +229,24 @@ pub(crate) fn quoted(quote: &str, passages: &[&str]) -> bool {
             .trim()
             .trim_matches(['"', '\'', '\u{201c}', '\u{201d}']),
     );
-    !q.is_empty() && passages.iter().any(|p| squash(p).contains(&q))
+    if q.split(' ')
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count()
+        < 2
+    {
+        return false;
+    }
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    passages.iter().any(|p| {
+        let p = squash(p);
+        p.match_indices(q.as_str()).any(|(at, _)| {
+            let before = p[..at].chars().next_back();
+            let after = p[at + q.len()..].chars().next();
+            let cuts_in = word(before) && word(q.chars().next());
+            let cuts_out = word(after) && word(q.chars().next_back());
+            !(cuts_in || cuts_out)
+        })
+    })
 }
 
 /// The in-process NLI model as a judge: the witness passages are the premise, the claim the
@@ -306,18 +339,24 @@ mod tests {
     fn the_judge_is_asked_only_what_the_base_is_not_sure_of_and_never_while_scoring() {
         let (c, calls) = cascade(Relation::Entails, 8);
         let (claim, source) = ("The user turned the offer down.", "Not right now, thanks");
-        let before = c.score(claim, source).unwrap();
+        c.begin();
+        let before = c.score_cited(&[(claim, source)]).unwrap()[0];
         assert!(before.entailment < 0.95);
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
         let missed = c.missed();
         assert_eq!(missed.len(), 1);
         assert_eq!(c.consult(&missed), 1);
-        assert_eq!(c.score(claim, source).unwrap().entailment, 1.0);
+        assert_eq!(
+            c.score_cited(&[(claim, source)]).unwrap()[0].entailment,
+            1.0
+        );
         assert_eq!(c.ruling(claim, source).unwrap().judge, "fixed:test");
+        // Only cited pairs: the same pair scored as any other is the base scorer's.
+        assert!(c.score(claim, source).unwrap().entailment < 0.95);
         // Near miss: a claim the base is sure of never reaches the judge.
         let sure = c
-            .score("I want a cheap hotel.", "I want a cheap hotel")
-            .unwrap();
+            .score_cited(&[("I want a cheap hotel.", "I want a cheap hotel")])
+            .unwrap()[0];
         assert_eq!(sure.entailment, 1.0);
         assert!(c.missed().is_empty());
         assert!(c
@@ -328,6 +367,7 @@ mod tests {
     #[test]
     fn the_budget_bounds_the_calls_and_the_rest_stay_as_the_base_left_them() {
         let (c, calls) = cascade(Relation::Contradicts, 1);
+        c.begin();
         let pairs = vec![
             (
                 "a claim about one thing".to_string(),
@@ -341,11 +381,9 @@ mod tests {
         assert_eq!(c.consult(&pairs), 1);
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert!(c.failures()[0].contains("budget of 1 calls"));
-        assert_eq!(
-            c.score(&pairs[0].0, &pairs[0].1).unwrap().contradiction,
-            1.0
-        );
-        assert!(c.score(&pairs[1].0, &pairs[1].1).unwrap().contradiction < 0.6);
+        let cited = |i: usize| c.score_cited(&[(&pairs[i].0, &pairs[i].1)]).unwrap()[0];
+        assert_eq!(cited(0).contradiction, 1.0);
+        assert!(cited(1).contradiction < 0.6);
     }
 
     #[test]
@@ -358,5 +396,8 @@ mod tests {
         assert!(quoted(" right   now, thanks ", &["Not right now,\nthanks"]));
         assert!(!quoted("", &["anything"]));
         assert!(!quoted("we declined", &["Not right now, thanks"]));
+        // Whole words, and at least two: a piece of a word or one word quotes nothing.
+        assert!(!quoted("t right", &["Not right now, thanks"]));
+        assert!(!quoted("now", &["Not right now, thanks"]));
     }
 }

@@ -88,9 +88,24 @@ pub trait Scorer: Send {
     fn missed(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// Scores a claim against the spans it cites, in order: the one place a judge may decide
+    /// (SPEC.md section 9.6). Every other pair a gate scores (covered spans it does not cite,
+    /// evicted spans, pinned items, re-grounding) goes to [`score_many`](Scorer::score_many),
+    /// which a cascade answers with its base scorer alone. The default is `score_many`.
+    fn score_cited(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        self.score_many(pairs)
+    }
     /// A gated write begins ([`Gatekeeper::judged`](crate::gate::Gatekeeper::judged)): the
-    /// judge's budget starts again. Nothing for a scorer without a judge.
+    /// judge's budget, its missed pairs and its failures start again. Nothing for a scorer
+    /// without a judge.
     fn begin(&self) {}
+    /// The gated write is over: pairs scored from now on are not remembered as missed.
+    fn end(&self) {}
+    /// The sentences of the judge calls that failed since the write began: the claims they
+    /// were for stayed as the built-in scorer left them.
+    fn failures(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Asks the judge about these pairs, within its budget; returns how many it asked. Called
     /// with no transaction open.
     fn consult(&self, _pairs: &[(String, String)]) -> usize {
@@ -119,8 +134,17 @@ impl<S: Scorer + ?Sized> Scorer for Box<S> {
     fn missed(&self) -> Vec<(String, String)> {
         (**self).missed()
     }
+    fn score_cited(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>, ScoreError> {
+        (**self).score_cited(pairs)
+    }
     fn begin(&self) {
         (**self).begin()
+    }
+    fn end(&self) {
+        (**self).end()
+    }
+    fn failures(&self) -> Vec<String> {
+        (**self).failures()
     }
     fn consult(&self, pairs: &[(String, String)]) -> usize {
         (**self).consult(pairs)

@@ -889,23 +889,39 @@ impl Batch {
                     kind: Kind::Retirement,
                     reason,
                 };
-                let held = match self.get(&r.pin)? {
-                    Some(Record::Pin(p)) => p.items.iter().any(|i| i.text == r.item),
-                    _ => false,
+                let item = match self.get(&r.pin)? {
+                    Some(Record::Pin(p)) => p.items.into_iter().find(|i| i.text == r.item),
+                    _ => None,
                 };
-                if !held {
+                let Some(item) = item else {
                     return Err(invalid(format!(
                         "pin {} holds no item {:?}; give the item's text exactly as the pin holds it",
                         r.pin, r.item
                     ))
                     .into());
-                }
-                if !matches!(self.get(&r.witness)?, Some(Record::Span(s)) if s.role == crate::record::Role::User)
-                {
-                    return Err(invalid(
-                        "`witness` must be the user turn that lifts the constraint; a pinned item is retired only on the user's word".to_string(),
-                    )
-                    .into());
+                };
+                let lifting = match self.get(&r.witness)? {
+                    Some(Record::Span(s)) if s.role == crate::record::Role::User => s,
+                    _ => {
+                        return Err(invalid(
+                            "`witness` must be the user turn that lifts the constraint; a pinned item is retired only on the user's word".to_string(),
+                        )
+                        .into())
+                    }
+                };
+                // The turn that imposed the constraint cannot be the one that lifts it.
+                let imposed = match item.witness {
+                    Some(w) => self.get(&w)?,
+                    None => None,
+                };
+                if let Some(Record::Span(imposed)) = imposed {
+                    if lifting.turn <= imposed.turn {
+                        return Err(invalid(format!(
+                            "`witness` is turn {}, but the item was stated at turn {}; cite a later user turn that lifts it",
+                            lifting.turn, imposed.turn
+                        ))
+                        .into());
+                    }
                 }
             }
             Record::Pin(p) => {

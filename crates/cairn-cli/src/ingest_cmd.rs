@@ -109,6 +109,10 @@ fn ingest_whole<R: BufRead>(
         }
         Ok::<_, Failure>((totals, results))
     })?;
+    // The judge calls that failed left their claims as the built-in scorer left them: say so.
+    for why in gate.scorer.failures() {
+        eprintln!("cairn: {why}");
+    }
     results.iter().for_each(&mut each);
     Ok(totals)
 }
@@ -193,13 +197,24 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
         let ledger = Ledger::open(db)?;
         return stream(&ledger, gate, as_json);
     }
-    let open = || {
-        std::fs::File::open(file)
-            .map(BufReader::new)
-            .map_err(|e| Failure::usage(format!("cannot read {file}: {e}; check the path")))
+    let cannot =
+        |e: std::io::Error| Failure::usage(format!("cannot read {file}: {e}; check the path"));
+    // A judge may have the file read again (`Gatekeeper::judged`): a regular file is opened
+    // again for each reading; anything else (a pipe, a device) is read once, into memory.
+    let regular = std::fs::metadata(file).map_err(cannot)?.is_file();
+    let held = if regular {
+        Vec::new()
+    } else {
+        std::fs::read(file).map_err(cannot)?
     };
-    // A file that cannot be read is named before a ledger is opened.
-    open()?;
+    let open = || -> Result<Box<dyn BufRead + '_>, Failure> {
+        if regular {
+            let f = std::fs::File::open(file).map_err(cannot)?;
+            Ok(Box::new(BufReader::new(f)))
+        } else {
+            Ok(Box::new(held.as_slice()))
+        }
+    };
     let ledger = Ledger::open(db)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

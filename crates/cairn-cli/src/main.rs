@@ -414,6 +414,11 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
         .judge
         .as_ref()
         .is_some_and(|j| j.kind == JudgeKind::Nli);
+    if nli_judge && cli.scorer_cmd.is_some() {
+        return Err(Failure::usage(
+            "the policy's judge is `nli`, which judges behind the built-in scorer, and --scorer-cmd replaces that scorer; drop --scorer-cmd, or the policy's judge".to_string(),
+        ));
+    }
     if nli_judge && model.is_none() {
         return Err(Failure::usage(
             "the policy's judge is `nli`, but no model is given; set the policy's `model` or pass --model DIR".to_string(),

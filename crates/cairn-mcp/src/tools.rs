@@ -418,6 +418,10 @@ impl Memory {
                         apply(batch, gate, line.clone(), "").map_err(Failed::Tool)
                     })
                     .map_err(Failed::into_error)?;
+                // Standard error is the server's log; standard output is the protocol.
+                for why in gate.scorer.failures() {
+                    eprintln!("cairn: {why}");
+                }
                 Ok(line_result(&r))
             })
             .await?;
