@@ -264,3 +264,27 @@ def test_a_retried_record_turns_with_its_key_records_nothing_twice_even_after_a_
     assert st["streams"][0]["spans"] == 16 and st["kinds"]["receipt"] == 2, st
     v = subprocess.run([CAIRN, "--db", str(db), "verify"], capture_output=True, text=True)
     assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_pin_dry_run_previews_what_the_classifier_would_pin_and_writes_nothing(tmp_path):
+    """Issue 23, point 4: pins are forever, so the `pin` tool previews with `dry_run`."""
+    db = tmp_path / "p.redb"
+
+    async def go():
+        async with stdio(db) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                await s.call_tool("record_turns", {"stream": "s", "turns": [{"role": "user", "text": "never run DROP TABLE on the prod database"}]})
+                preview = await s.call_tool("pin", {"stream": "s", "name": "constraints", "dry_run": True})
+                again = await s.call_tool("pin", {"stream": "s", "name": "constraints", "dry_run": True})
+                bad = await s.call_tool("pin", {"stream": "s", "name": "x", "dry_run": True, "items": [{"class": "prohibition", "text": "never"}]})
+                done = await s.call_tool("pin", {"stream": "s", "name": "constraints"})
+                return preview, again, bad, done
+
+    preview, again, bad, done = run(go())
+    assert preview.structured_content["dry_run"] is True and preview.structured_content["rid"] is None
+    assert "DROP TABLE" in preview.structured_content["items"][0]["text"], text(preview)
+    # Nothing was written: the same preview again, and then the pin itself.
+    assert again.structured_content["items"] == preview.structured_content["items"]
+    assert bad.is_error and "dry_run" in text(bad), text(bad)
+    assert done.structured_content["rid"], text(done)
