@@ -7,33 +7,34 @@ use crate::store::{Item, Read};
 use crate::text::{content, shell};
 use std::collections::HashSet;
 
-/// Every pinned item of a stream in force, with its pin's name: items a retirement lifted are
-/// left out (SPEC.md 8.4b).
-pub fn pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
+/// Every pinned item of a stream, with its pin's name and whether a retirement lifted it
+/// (SPEC.md 8.4b). Items in force hold compactions and actions; every item, retired or not,
+/// covers the classifier's items, so a lifted constraint is not asked to be pinned again.
+pub(crate) fn pin_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem, bool)>> {
     let mut out = Vec::new();
     for (name, rid) in read.pins(stream)? {
         if let Some(Record::Pin(p)) = read.get(&rid)? {
             let lifted = read.retirements(&rid)?;
-            out.extend(
-                (p.items.into_iter())
-                    .filter(|i| !lifted.iter().any(|(text, _)| *text == i.text))
-                    .map(|i| (name.clone(), i)),
-            );
+            out.extend(p.items.into_iter().map(|i| {
+                let retired = lifted.iter().any(|(text, _)| *text == i.text);
+                (name.clone(), i, retired)
+            }));
         }
     }
     Ok(out)
 }
 
-/// Every pinned item of a stream, retired or not: what covers the classifier's items, so a
-/// lifted constraint is not asked to be pinned again.
-fn all_pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
-    let mut out = Vec::new();
-    for (name, rid) in read.pins(stream)? {
-        if let Some(Record::Pin(p)) = read.get(&rid)? {
-            out.extend(p.items.into_iter().map(|i| (name.clone(), i)));
-        }
-    }
-    Ok(out)
+/// The pinned items of a stream in force, with their pin's name.
+pub fn pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinItem)>> {
+    Ok(in_force(pin_items(read, stream)?))
+}
+
+/// The items no retirement lifted.
+pub(crate) fn in_force(items: Vec<(String, PinItem, bool)>) -> Vec<(String, PinItem)> {
+    (items.into_iter())
+        .filter(|(_, _, retired)| !retired)
+        .map(|(name, item, _)| (name, item))
+        .collect()
 }
 
 /// The classifier's items in a stream's raw spans that no pin covers: a pin item covers an
@@ -41,10 +42,10 @@ fn all_pinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<(String, PinI
 pub(crate) fn unpinned<R: Read>(
     read: &R,
     stream: &str,
-    pins: &[(String, PinItem)],
+    pins: &[(String, PinItem, bool)],
 ) -> Result<Vec<Item>> {
-    let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p)| p.witness).collect();
-    let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p)| key_words(&p.text)).collect();
+    let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p, _)| p.witness).collect();
+    let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p, _)| key_words(&p.text)).collect();
     let mut out = Vec::new();
     for item in read.items(stream)? {
         if witnessed.contains(&item.span) {
@@ -78,7 +79,7 @@ pub fn pin_of(stream: &str, name: &str, items: &[Item]) -> Pin {
 /// The decision-relevant items of a stream that no pin covers, from a committed snapshot or a
 /// batch: what `cairn pin --auto` pins.
 pub fn unpinned_items<R: Read>(read: &R, stream: &str) -> Result<Vec<Item>> {
-    let pins = all_pinned_items(read, stream)?;
+    let pins = pin_items(read, stream)?;
     unpinned(read, stream, &pins)
 }
 

@@ -2,7 +2,7 @@
 //! rules (laundering rate, depth) and its pinned reference (unpinned items, pin loss). The
 //! findings come out in that order, claim by claim, as a verdict stores them.
 
-use super::pins::{pinned_items, unpinned_items};
+use super::pins::{in_force, pin_items, unpinned};
 use super::rules::{self, FoundBy, Grounding, Witness, WitnessCheck};
 use super::view::{rank_many, View, Vocab};
 use super::{Gatekeeper, Judged};
@@ -377,8 +377,10 @@ impl Gatekeeper {
         claims: &[(Rid, &Claim, &Vocab)],
         judged: &mut Judged,
     ) -> Result<Option<f64>> {
-        let pins = pinned_items(view.read, &s.stream)?;
-        let items = unpinned_items(view.read, &s.stream)?;
+        // One reading of the pins: every item covers the classifier's, those in force are held.
+        let all = pin_items(view.read, &s.stream)?;
+        let items = unpinned(view.read, &s.stream, &all)?;
+        let pins = in_force(all);
         (judged.findings).extend(rules::unpinned_reference(rid, &s.stream, &items));
         if pins.is_empty() {
             return Ok(None);

@@ -382,6 +382,26 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
     })
 }
 
+/// A record only the gates write, found in the ledger as it is, or refused with `refusal`.
+fn already_written(ctx: &Ctx<'_>, record: Record, refusal: &str) -> Res<Applied> {
+    let rid = Rid::of_bytes(&crate::record::encode(&record));
+    match ctx
+        .batch
+        .index_of(&rid)
+        .map_err(|e| ctx.store_err(None, e))?
+    {
+        Some(index) => Ok(Applied::Appended(
+            Appended {
+                rid,
+                index,
+                new: false,
+            },
+            None,
+        )),
+        None => Err(ctx.err(Some("kind".into()), refusal)),
+    }
+}
+
 /// What appending a line's record did.
 enum Applied {
     /// It was appended (or was there already), with the gates' outcome for a proposal.
@@ -425,32 +445,18 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
             gate.propose_action(ctx.batch, a)
                 .map_err(|e| ctx.store_err(None, e))?,
         ),
-        Record::Verdict(v) => {
-            let rid = Rid::of_bytes(&crate::record::encode(&Record::Verdict(v)));
-            match ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))? {
-                Some(index) => Applied::Appended(Appended { rid, index, new: false }, None),
-                None => {
-                    return Err(ctx.err(
-                        Some("kind".into()),
-                        "verdicts are written by the gates, not ingested; submit the summary or action and cairn will judge it",
-                    ))
-                }
-            }
-        }
-        // A ruling already in the ledger (a ledger's own export ingested again) is found; a new
-        // one is only ever written by the gates.
-        Record::Ruling(r) => {
-            let rid = Rid::of_bytes(&crate::record::encode(&Record::Ruling(r)));
-            match ctx.batch.index_of(&rid).map_err(|e| ctx.store_err(None, e))? {
-                Some(index) => Applied::Appended(Appended { rid, index, new: false }, None),
-                None => {
-                    return Err(ctx.err(
-                        Some("kind".into()),
-                        "rulings are written by the gates from a judge's answer, not ingested; submit the summary under a policy with a judge",
-                    ))
-                }
-            }
-        }
+        // Verdicts and rulings are written only by the gates: one already in the ledger (a
+        // ledger's own export ingested again) is found, a new one refused.
+        Record::Verdict(v) => already_written(
+            ctx,
+            Record::Verdict(v),
+            "verdicts are written by the gates, not ingested; submit the summary or action and cairn will judge it",
+        )?,
+        Record::Ruling(r) => already_written(
+            ctx,
+            Record::Ruling(r),
+            "rulings are written by the gates from a judge's answer, not ingested; submit the summary under a policy with a judge",
+        )?,
         Record::Check(c) => {
             let rid = Rid::of_bytes(&crate::record::encode(&Record::Check(c.clone())));
             let present = ctx

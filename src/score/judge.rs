@@ -182,6 +182,11 @@ impl Scorer for Cascade {
                     continue;
                 }
             }
+            // Only what the base is not sure of is asked, so every answer held is one that
+            // decides its pair ([`Scorer::ruling`] reads them without scoring again).
+            if self.base.score(claim, source).is_ok_and(|s| self.sure(&s)) {
+                continue;
+            }
             if self.state().spent >= self.bounds.budget {
                 let why = format!(
                     "judge {}: the budget of {} calls per gated write is spent; the other claims stay as the built-in scorer left them",
@@ -210,10 +215,6 @@ impl Scorer for Cascade {
     }
 
     fn ruling(&self, claim: &str, source: &str) -> Option<Answer> {
-        let s = self.base.score(claim, source).ok()?;
-        if self.sure(&s) {
-            return None;
-        }
         let key = (claim.to_string(), source.to_string());
         self.state().answers.get(&key).cloned()
     }

@@ -174,6 +174,8 @@ struct Lexicon {
     indefinite: Vec<u32>,
     /// Stems of "but", "except" and "besides".
     but: Vec<u32>,
+    /// Stems of the condition words (`CONDITIONS`).
+    conditions: Vec<u32>,
 }
 
 impl Lexicon {
@@ -196,10 +198,12 @@ impl Lexicon {
         let lifted = stems(&["forget", "hesitate", "fail", "neglect"]);
         let indefinite = stems(&["anything", "nothing", "anyone", "else"]);
         let but = stems(&["but", "except", "besides"]);
+        let conditions = stems(CONDITIONS);
         lex.classes = classes;
         lex.lifted = lifted;
         lex.indefinite = indefinite;
         lex.but = but;
+        lex.conditions = conditions;
         lex
     }
 
@@ -1183,16 +1187,16 @@ fn sentence_scores(part: &ClaimPart, src: &Source, lex: &Lexicon) -> Scores {
             .order
             .as_ref()
             .is_some_and(|o| order::reversed(o, src.order()));
-    let (start, len) = src.wins[at];
-    let window_text = {
+    // Not sure: the window qualifies what it says with a condition the claim drops. Its clauses
+    // are read only when it holds a condition word at all.
+    let unsure = lex.conditions.iter().any(|c| best.stems.contains(*c)) && {
+        let (start, len) = src.wins[at];
         let (a, b) = (
             src.sents[start as usize].range.0,
             src.sents[(start + len - 1) as usize].range.1,
         );
-        &src.text[a..b]
+        dropped_condition(&src.text[a..b], &part.content, lex)
     };
-    // Not sure: the window qualifies what it says with a condition the claim drops.
-    let unsure = dropped_condition(window_text, &part.content, lex);
     let mut entailment =
         (0.6 * cov + 0.4 * precision) * ids.precision.powf(1.5) * name_precision.powf(NAME_POW);
     if unsure {

@@ -22,8 +22,9 @@ import collections
 import hashlib
 import json
 import os
-import subprocess
 import sys
+
+from validate_claims import Sources  # reads a source file from a snapshot, checks verbatim text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROLES = ("user", "assistant", "tool", "system")
@@ -87,44 +88,6 @@ def check_record(r, errors):
     for f in SOURCE_FIELDS:
         if f not in s:
             errors.append(f"{rid}: source lacks {f}")
-
-
-class Sources:
-    def __init__(self, sources_dir, mirror_dir):
-        self.sources_dir, self.mirror_dir, self.cache = sources_dir, mirror_dir, {}
-
-    def raw(self, repo, path, commit):
-        key = (repo, path, commit)
-        if key in self.cache:
-            return self.cache[key]
-        data = None
-        slug = repo.replace("/", "+")
-        if self.sources_dir:
-            p = os.path.join(self.sources_dir, slug, path)
-            if os.path.exists(p):
-                with open(p, "rb") as fh:
-                    data = fh.read()
-        if data is None:
-            gitdir = os.path.join(self.mirror_dir, slug, "repo")
-            if os.path.isdir(gitdir):
-                try:
-                    data = subprocess.run(["git", "--git-dir", gitdir, "show", f"{commit}:{path}"],
-                                          check=True, capture_output=True).stdout
-                except subprocess.CalledProcessError:
-                    data = None
-        text = data.decode("utf-8") if data is not None else None
-        self.cache[key] = text
-        return text
-
-    @staticmethod
-    def verbatim(text, raw, is_json):
-        if text in raw:
-            return True
-        if is_json:
-            for ascii_ in (True, False):
-                if json.dumps(text, ensure_ascii=ascii_)[1:-1] in raw:
-                    return True
-        return False
 
 
 def main():
