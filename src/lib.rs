@@ -49,5 +49,5 @@ pub use error::{
 };
 pub use store::{
     Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Standing, Storage,
-    StreamState, VerifyReport, DERIVED_RULES, MAX_LINKS,
+    StreamState, VerifyReport, DERIVATION, MAX_LINKS,
 };

@@ -275,7 +275,7 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     assert_eq!(snap.evicted_by(&spans[4]).unwrap(), None);
 }
 
-use redb::ReadableTable;
+use redb::{ReadableTable, ReadableTableMetadata};
 
 fn small_ledger(t: &Tmp) -> (Rid, u64, Rid) {
     let ledger = Ledger::open(t.db()).unwrap();
@@ -337,12 +337,16 @@ fn verify_finds_a_dangling_link() {
     tamper(&t.db(), |txn| {
         let mut log = txn.open_table(tables::LOG).unwrap();
         let mut records = txn.open_table(tables::RECORDS).unwrap();
-        let claim_rid = log.get(1).unwrap().unwrap().value();
-        let claim_bytes = records.get(1).unwrap().unwrap().value().to_vec();
+        // The claim is logged last, after the span and the span's classification.
+        let last = log.len().unwrap() - 1;
+        let claim_rid = log.get(last).unwrap().unwrap().value();
+        let claim_bytes = records.get(last).unwrap().unwrap().value().to_vec();
         log.insert(0, claim_rid).unwrap();
         records.insert(0, claim_bytes.as_slice()).unwrap();
-        log.remove(1).unwrap();
-        records.remove(1).unwrap();
+        for i in 1..=last {
+            log.remove(i).unwrap();
+            records.remove(i).unwrap();
+        }
     });
     let report = Ledger::open(t.db()).unwrap().verify().unwrap();
     assert!(

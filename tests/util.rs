@@ -97,4 +97,5 @@ pub mod tables {
     pub const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
     pub const LOG: TableDefinition<u64, [u8; 32]> = TableDefinition::new("log");
     pub const UNANCHORED: TableDefinition<[u8; 32], ()> = TableDefinition::new("unanchored");
+    pub const ITEMS: TableDefinition<(&str, u64, u8), &[u8]> = TableDefinition::new("items");
 }

@@ -35,6 +35,9 @@ pub(crate) mod view;
 
 pub use crate::record::Gate;
 pub use crate::store::classify;
+/// The id of the classifier that classifies every span appended now: the `classifier` of the
+/// classification records it writes (SPEC.md section 8.3).
+pub use crate::text::classify::id as classifier_id;
 pub use pins::{pin_of, pinned_items, unpinned_items};
 pub use policy::{JudgeConfig, JudgeKind, Policy, VERIFY_ENTAILMENT};
 pub use status::claim_status_plain;

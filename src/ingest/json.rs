@@ -69,6 +69,12 @@ pub fn record(r: &Record) -> Map<String, Value> {
             "stream": r.stream, "pin": r.pin.to_hex(), "item": r.item,
             "witness": r.witness.to_hex(),
         }),
+        Record::Classification(c) => json!({
+            "span": c.span.to_hex(), "classifier": c.classifier,
+            "items": c.items.iter().map(|i| json!({
+                "class": i.class.name(), "text": i.text,
+            })).collect::<Vec<_>>(),
+        }),
         Record::Ruling(r) => json!({
             "claim": r.claim.to_hex(), "spans": rids(&r.spans), "judge": r.judge,
             "prompt": r.prompt, "answer": r.answer.name(), "quote": r.quote,

@@ -26,9 +26,9 @@ pub use json::{export_line, finding, line_result};
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
-    score_from_unit, Action, Author, Check, Claim, Finding, Judgement, Kind, Origin, Pin, PinClass,
-    PinItem, Receipt, Record, Reground, Relation, Retirement, Rid, Role, Ruling, Score, Span,
-    Summary, Verdict, SCORE_ONE,
+    score_from_unit, Action, Author, Check, Claim, Classification, Finding, FoundItem, Judgement,
+    Kind, Origin, Pin, PinClass, PinItem, Receipt, Record, Reground, Relation, Retirement, Rid,
+    Role, Ruling, Score, Span, Summary, Verdict, SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
@@ -371,11 +371,12 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
         "receipt" => (receipt(ctx, obj)?, Vec::new()),
         "ruling" => (ruling(ctx, obj)?, Vec::new()),
         "retirement" => (retirement(ctx, obj)?, Vec::new()),
+        "classification" => (classification(ctx, obj)?, Vec::new()),
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling or retirement"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement or classification"
                 ),
             ))
         }
@@ -456,6 +457,11 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
             ctx,
             Record::Ruling(r),
             "rulings are written by the gates from a judge's answer, not ingested; submit the summary under a policy with a judge",
+        )?,
+        Record::Classification(c) => already_written(
+            ctx,
+            Record::Classification(c),
+            "classifications are written by the store when a span is appended, not ingested; leave the line out and the span's own classification is written with it",
         )?,
         Record::Check(c) => {
             let rid = Rid::of_bytes(&crate::record::encode(&Record::Check(c.clone())));
@@ -582,6 +588,15 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
         Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
         Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
         Kind::Retirement => &["kind", "stream", "pin", "item", "witness", "rid", "index"],
+        Kind::Classification => &[
+            "kind",
+            "stream",
+            "span",
+            "classifier",
+            "items",
+            "rid",
+            "index",
+        ],
         Kind::Ruling => &[
             "kind", "stream", "claim", "spans", "judge", "prompt", "answer", "quote", "rid",
             "index",
@@ -1106,6 +1121,25 @@ fn pin(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
     Ok(Record::Pin(Pin {
         stream,
         name,
+        items,
+    }))
+}
+
+/// A classification line, as `export` writes it: found in the ledger or refused.
+fn classification(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
+    let stream = obj.opt_str(ctx, "stream")?;
+    obj.required_array(ctx, "items")?;
+    let mut items = Vec::new();
+    for o in obj.objects(ctx, "items")? {
+        o.check_fields(ctx, &["class", "text"])?;
+        items.push(FoundItem {
+            class: o.named(ctx, "class", PinClass::from_name, PinClass::NAMES)?,
+            text: o.str(ctx, "text")?.to_string(),
+        });
+    }
+    Ok(Record::Classification(Classification {
+        span: one_ref(ctx, obj, stream, "span")?,
+        classifier: obj.str(ctx, "classifier")?.to_string(),
         items,
     }))
 }

@@ -86,6 +86,7 @@ fn encode_raw(record: &Record) -> Vec<u8> {
         Record::Receipt(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Ruling(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Retirement(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Classification(r) => bincode::encode_to_vec(r, CONFIG),
     };
     // Encoding into a Vec fails only past the size limit, which a record that was decoded or
     // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
@@ -156,6 +157,7 @@ fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
         Kind::Receipt => Record::Receipt(body(kind, b)?),
         Kind::Ruling => Record::Ruling(body(kind, b)?),
         Kind::Retirement => Record::Retirement(body(kind, b)?),
+        Kind::Classification => Record::Classification(body(kind, b)?),
     })
 }
 

@@ -48,6 +48,8 @@ pub enum Kind {
     Ruling = 11,
     /// A pinned item lifted by a user turn; the pin itself stays.
     Retirement = 12,
+    /// What the classifier found in a span, written by the store when the span is appended.
+    Classification = 13,
 }
 
 impl Kind {
@@ -66,6 +68,7 @@ impl Kind {
             10 => Kind::Receipt,
             11 => Kind::Ruling,
             12 => Kind::Retirement,
+            13 => Kind::Classification,
             _ => return None,
         })
     }
@@ -85,11 +88,12 @@ impl Kind {
             Kind::Receipt => "receipt",
             Kind::Ruling => "ruling",
             Kind::Retirement => "retirement",
+            Kind::Classification => "classification",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 13] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -102,6 +106,7 @@ impl Kind {
         Kind::Receipt,
         Kind::Ruling,
         Kind::Retirement,
+        Kind::Classification,
     ];
 }
 
@@ -411,6 +416,33 @@ pub struct Retirement {
     pub witness: Rid,
 }
 
+/// What the classifier found in a span: the decision-relevant items that `pin --auto`
+/// proposes and `unpinned-reference` counts (SPEC.md section 8.3). The store writes it right
+/// after the span, in the same transaction, when the classifier finds anything; nothing else
+/// may append one, and a span has at most one. Old ledgers, whose items were derived without
+/// records, keep the items they derived (SPEC.md section 4.3).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Classification {
+    /// The span.
+    pub span: Rid,
+    /// The id of the classifier that found them (`cairn-classifier-5-…`).
+    pub classifier: String,
+    /// What it found, in the order it found them: at least one, at most 255.
+    pub items: Vec<FoundItem>,
+}
+
+/// One item of a [`Classification`] record.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct FoundItem {
+    /// What kind of item.
+    pub class: PinClass,
+    /// The sentence or line that states it.
+    pub text: String,
+}
+
+/// The most items one classification record holds.
+pub const MAX_FOUND_ITEMS: usize = 255;
+
 /// Any record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Record {
@@ -438,6 +470,8 @@ pub enum Record {
     Ruling(Ruling),
     /// See [`Retirement`].
     Retirement(Retirement),
+    /// See [`Classification`].
+    Classification(Classification),
 }
 
 macro_rules! record_from {
@@ -450,8 +484,19 @@ macro_rules! record_from {
     )*};
 }
 record_from!(
-    Span, Claim, Summary, Pin, Judgement, Verdict, Action, Reground, Check, Receipt, Ruling,
-    Retirement
+    Span,
+    Claim,
+    Summary,
+    Pin,
+    Judgement,
+    Verdict,
+    Action,
+    Reground,
+    Check,
+    Receipt,
+    Ruling,
+    Retirement,
+    Classification
 );
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
@@ -489,6 +534,8 @@ pub enum LinkRole {
     RetiredPin,
     /// The user turn that lifts a pinned item.
     RetirementWitness,
+    /// The span a classification record is about.
+    Classified,
 }
 
 impl LinkRole {
@@ -511,6 +558,7 @@ impl LinkRole {
             LinkRole::RulingSpan => "spans",
             LinkRole::RetiredPin => "pin",
             LinkRole::RetirementWitness => "witness",
+            LinkRole::Classified => "span",
         }
     }
 
@@ -526,7 +574,8 @@ impl LinkRole {
             | LinkRole::RegroundSpan
             | LinkRole::ReceiptSpan
             | LinkRole::RulingSpan
-            | LinkRole::RetirementWitness => &[Kind::Span],
+            | LinkRole::RetirementWitness
+            | LinkRole::Classified => &[Kind::Span],
             LinkRole::RetiredPin => &[Kind::Pin],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
@@ -566,6 +615,7 @@ impl Record {
             Record::Receipt(_) => Kind::Receipt,
             Record::Ruling(_) => Kind::Ruling,
             Record::Retirement(_) => Kind::Retirement,
+            Record::Classification(_) => Kind::Classification,
         }
     }
 
@@ -583,7 +633,8 @@ impl Record {
             | Record::Verdict(_)
             | Record::Reground(_)
             | Record::Check(_)
-            | Record::Ruling(_) => None,
+            | Record::Ruling(_)
+            | Record::Classification(_) => None,
         }
     }
 
@@ -627,6 +678,7 @@ impl Record {
                 (LinkRole::RetiredPin, r.pin),
                 (LinkRole::RetirementWitness, r.witness),
             ],
+            Record::Classification(f) => vec![(LinkRole::Classified, f.span)],
         }
     }
 
@@ -659,7 +711,8 @@ impl Record {
             | Record::Judgement(_)
             | Record::Verdict(_)
             | Record::Check(_)
-            | Record::Retirement(_) => {}
+            | Record::Retirement(_)
+            | Record::Classification(_) => {}
         }
     }
 
@@ -699,6 +752,20 @@ impl Record {
             Record::Reground(r) => set("spans", &r.spans).or_else(|| score("score", Some(r.score))),
             Record::Receipt(r) => set("spans", &r.spans),
             Record::Ruling(r) => set("spans", &r.spans),
+            Record::Classification(f) => {
+                if f.items.is_empty() || f.items.len() > MAX_FOUND_ITEMS {
+                    Some(format!(
+                        "`items` holds {} items; a classification record holds 1 to {MAX_FOUND_ITEMS}",
+                        f.items.len()
+                    ))
+                } else if f.classifier.is_empty() {
+                    Some("`classifier` is empty".to_string())
+                } else if f.items.iter().any(|i| i.text.is_empty()) {
+                    Some("an item's `text` is empty".to_string())
+                } else {
+                    None
+                }
+            }
         }
     }
 }

@@ -117,6 +117,9 @@ pub fn dot<R: Read>(read: &R, stream: Option<&str>) -> Result<String> {
             Record::Receipt(r) => ("note", format!("receipt\\n{}", escape(&r.key))),
             Record::Ruling(r) => ("hexagon", format!("ruling\\n{}", escape(&r.judge))),
             Record::Retirement(r) => ("octagon", format!("retirement\\n{}", escape(&r.item))),
+            Record::Classification(c) => {
+                ("note", format!("classification\\n{} items", c.items.len()))
+            }
         };
         let colour = match record {
             Record::Verdict(v) if !v.admitted => ", color=red, fontcolor=red",

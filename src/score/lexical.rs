@@ -1295,8 +1295,6 @@ pub const RULES: u32 = 4;
 fn derived_id() -> &'static str {
     static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     ID.get_or_init(|| {
-        let mut h = blake3::Hasher::new();
-        h.update(b"cairn-lexical-lists\0");
         let mut lists = crate::text::scorer_lists();
         lists.extend([
             ("slots", SLOTS.to_vec()),
@@ -1306,21 +1304,12 @@ fn derived_id() -> &'static str {
             ("conditions", CONDITIONS.to_vec()),
         ]);
         lists.extend(order::lists());
-        for (name, words) in lists {
-            h.update(name.as_bytes());
-            h.update(b"\0");
-            for w in words {
-                h.update(w.as_bytes());
-                h.update(b"\0");
-            }
-            h.update(b"\n");
-        }
-        h.update(crate::text::wordnet::LEXICON.as_bytes());
-        let hex: String = h.finalize().as_bytes()[..4]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        format!("cairn-lexical-{RULES}-{hex}")
+        crate::text::lists_id(
+            "lexical",
+            RULES,
+            lists.iter().map(|(n, w)| (*n, w.as_slice())),
+            crate::text::wordnet::LEXICON.as_bytes(),
+        )
     })
 }
 

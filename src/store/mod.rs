@@ -11,7 +11,6 @@ pub(crate) use read::sealed::Sealed;
 use read::SnapshotTx;
 pub(crate) use read::{missing, Trusted};
 pub use read::{Read, Standing};
-use tables::classify_by;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
@@ -55,16 +54,22 @@ impl<R: Read> Nodes for StoreNodes<'_, R> {
     }
 }
 
-/// The version of the rules by which a new ledger derives its tables (SPEC.md section 4.3).
-/// Version 1 (ledgers created before 2026-11-30): a self-authored summary without a parent has
-/// depth 1. Version 2: it has depth 0, as seed 001's `cycle_depth` counts, so a summary's depth
-/// is the number of re-summarisations since the last grounding. Version 3: the classifier also
-/// finds preferences, policy rules and identifiers (SPEC.md section 8.3). Version 4
-/// (2026-12-01): identifiers also include account ids and dates, and names in a tool's one-line
-/// answer and in a system prompt's persona ("You are Noah Muller"). Version 5 (2026-12-01):
-/// the classifier reads typed contractions, system restrictions, pasted terminal failures,
-/// "I'm looking to", and takes no names from headings or across punctuation.
-pub const DERIVED_RULES: u8 = 5;
+/// The version of the derivation by which a new ledger builds its tables from its records
+/// (SPEC.md section 4.3), kept for the ledger's life in its meta. Version 1 (ledgers created
+/// before 2026-11-30): a self-authored summary without a parent has depth 1; from version 2 it
+/// has depth 0, as seed 001's `cycle_depth` counts. Versions 1 to 5 derived a span's
+/// classifier items from the span itself, by the classifier of that day; those ledgers keep
+/// the items they derived. From version 6 (2026-12-02) a span's items come only from its
+/// classification record ([`crate::record::Classification`]), which carries the classifier's id.
+pub const DERIVATION: u8 = 6;
+
+/// The last derivation version whose spans' items were derived without classification records.
+const ITEMS_WITHOUT_RECORDS: u8 = 5;
+
+/// The meta entry of a ledger of derivation 5 or below: the log size when a build that writes
+/// classification records first opened it. Spans logged below it keep the items derived for them
+/// then; spans at or above it have classification records.
+const CLASSIFIED_FROM: &str = "classified_from";
 
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;
@@ -116,6 +121,9 @@ pub struct Snapshot {
 pub struct Batch {
     txn: WriteTransaction,
     rules: u8,
+    /// For a rebuild of an old ledger (`verify`, `as_of`): the ledger whose items a span
+    /// logged below the index was given without a classification record, to copy them from.
+    legacy: Option<(SnapshotTx, u64)>,
     /// Recall postings of this batch's texts not yet written (section 10b).
     recall: recall::Pending,
 }
@@ -243,7 +251,7 @@ impl Ledger {
             .set_concurrency_mode(SHARING)
             .create(path)
             .map_err(|e| open_error(path, e))?;
-        Ledger::start(db, path.to_path_buf(), DERIVED_RULES)
+        Ledger::start(db, path.to_path_buf(), DERIVATION)
     }
 
     /// Opens an existing ledger read-only: nothing in the file changes, a read-only file
@@ -274,7 +282,7 @@ impl Ledger {
         let mut ledger = Ledger {
             db: Db::Read(db),
             path: path.to_path_buf(),
-            rules: DERIVED_RULES,
+            rules: DERIVATION,
         };
         ledger.rules = match ledger.read_meta()? {
             Some(rules) => rules,
@@ -300,6 +308,7 @@ impl Ledger {
         };
         ledger.rules = ledger.init(rules)?;
         ledger.upgrade()?;
+        ledger.record_derived_items()?;
         Ok(ledger)
     }
 
@@ -339,6 +348,62 @@ impl Ledger {
         Ok(())
     }
 
+    /// Turns the items a ledger of derivation 5 or below derived for its spans into
+    /// classification records, once, in one transaction, the first time a build that writes
+    /// them opens it for writing: one record per span with items, in the order of the items
+    /// table, carrying the classifier id `cairn-derived-N` for derivation N, since that day's
+    /// classifier is no longer in the code. The log size before them is kept in the meta as
+    /// [`CLASSIFIED_FROM`]: spans below it had their items before they had records.
+    fn record_derived_items(&self) -> Result<()> {
+        if self.rules > ITEMS_WITHOUT_RECORDS {
+            return Ok(());
+        }
+        let mut batch = self.batch()?;
+        if batch.txn.open_table(META)?.get(CLASSIFIED_FROM)?.is_some() {
+            return Ok(());
+        }
+        let size = batch.txn.open_table(LOG)?.len()?;
+        let mut spans: Vec<((String, u64), Vec<Item>)> = Vec::new();
+        for row in batch.txn.open_table(ITEMS)?.iter()? {
+            let (key, value) = row?;
+            let (stream, turn, _) = key.value();
+            let item =
+                Item::from_bytes(turn, value.value()).ok_or_else(|| ErrorKind::CorruptFile {
+                    path: self.path.clone(),
+                    detail: format!("an item of turn {turn} of stream {stream} is too short"),
+                })?;
+            match spans.last_mut() {
+                Some((at, items)) if at.0 == stream && at.1 == turn => items.push(item),
+                _ => spans.push(((stream.to_string(), turn), vec![item])),
+            }
+        }
+        let classifier = format!("cairn-derived-{}", self.rules);
+        for ((stream, turn), items) in spans {
+            {
+                let mut table = batch.txn.open_table(ITEMS)?;
+                for k in 0..items.len() {
+                    table.remove((stream.as_str(), turn, k as u8))?;
+                }
+            }
+            let record = Record::Classification(crate::record::Classification {
+                span: items[0].span,
+                classifier: classifier.clone(),
+                items: (items.into_iter())
+                    .map(|i| crate::record::FoundItem {
+                        class: i.class,
+                        text: i.text,
+                    })
+                    .collect(),
+            });
+            batch.append_canonical(&record)?;
+        }
+        batch
+            .txn
+            .open_table(META)?
+            .insert(CLASSIFIED_FROM, size.to_le_bytes().as_slice())?;
+        batch.commit()
+    }
+
     /// Creates a new ledger file under a temporary name and renames it into place once its
     /// tables and meta are committed, so a crash during creation leaves no half-made ledger.
     fn create_atomically(path: &Path) -> Result<()> {
@@ -361,7 +426,7 @@ impl Ledger {
             .set_concurrency_mode(SHARING)
             .create(&tmp)
             .map_err(|e| open_error(path, e))
-            .and_then(|db| Ledger::start(db, path.to_path_buf(), DERIVED_RULES).map(drop));
+            .and_then(|db| Ledger::start(db, path.to_path_buf(), DERIVATION).map(drop));
         if let Err(e) = made {
             let _ = std::fs::remove_file(&tmp);
             return Err(e);
@@ -379,7 +444,7 @@ impl Ledger {
 
     /// A ledger held in memory only, for tests and for rebuilding derived tables.
     pub fn in_memory() -> Result<Ledger> {
-        Ledger::in_memory_with(DERIVED_RULES)
+        Ledger::in_memory_with(DERIVATION)
     }
 
     /// A ledger in memory that derives its tables by the rules of version `rules`: for
@@ -398,7 +463,7 @@ impl Ledger {
             .set_cache_size(CACHE_BYTES)
             .create_with_backend(backend::Backend(storage))
             .map_err(|e| open_error(Path::new(":backend:"), e))?;
-        Ledger::start(db, PathBuf::from(":backend:"), DERIVED_RULES)
+        Ledger::start(db, PathBuf::from(":backend:"), DERIVATION)
     }
 
     /// Creates the tables and the meta entries of a new ledger, deriving by the rules of
@@ -437,12 +502,12 @@ impl Ledger {
                 match format.as_deref() {
                     Some([FORMAT_VERSION]) => match written.as_deref() {
                         None => Ok(Some(1)),
-                        Some([v]) if (1..=DERIVED_RULES).contains(v) => Ok(Some(*v)),
+                        Some([v]) if (1..=DERIVATION).contains(v) => Ok(Some(*v)),
                         Some(v) => Err(ErrorKind::NotALedger {
                             path: self.path.clone(),
                             expected: FORMAT_VERSION,
                             detail: format!(
-                                "it derives by rules version {}, and this build knows versions 1 to {DERIVED_RULES}",
+                                "it derives by rules version {}, and this build knows versions 1 to {DERIVATION}",
                                 v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(", ")
                             ),
                         }
@@ -569,8 +634,34 @@ impl Ledger {
         Ok(Batch {
             txn: self.db.begin_write(&self.path)?,
             rules: self.rules,
+            legacy: None,
             recall: recall::Pending::default(),
         })
+    }
+
+    /// A ledger in memory with this one's derivation, and a batch on it that rebuilds this
+    /// ledger's tables from its records: `verify`'s rebuild and `as_of`. A span logged before
+    /// this ledger had classification records gets the items this ledger derived for it, copied,
+    /// since the classifier of that day is no longer in the code.
+    fn rebuild(&self) -> Result<(Ledger, Batch)> {
+        let blank = Ledger::in_memory_with(self.rules)?;
+        let mut batch = blank.batch()?;
+        if self.rules <= ITEMS_WITHOUT_RECORDS {
+            let snap = self.snapshot()?;
+            let below = match snap.txn.raw().open_table(META)?.get(CLASSIFIED_FROM)? {
+                Some(g) => {
+                    let b: [u8; 8] = g.value().try_into().map_err(|_| ErrorKind::CorruptFile {
+                        path: self.path.clone(),
+                        detail: format!("its meta entry {CLASSIFIED_FROM} is not 8 bytes"),
+                    })?;
+                    u64::from_le_bytes(b)
+                }
+                // Opened read-only and never by a build that writes classification records.
+                None => u64::MAX,
+            };
+            batch.legacy = Some((snap.txn, below));
+        }
+        Ok((blank, batch))
     }
 
     /// A record by rid, from the committed state.
@@ -608,8 +699,7 @@ impl Ledger {
         if n > size {
             return Err(ErrorKind::AsOf { asked: n, size }.into());
         }
-        let past = Ledger::in_memory_with(self.rules)?;
-        let mut batch = past.batch()?;
+        let (past, mut batch) = self.rebuild()?;
         for i in 0..n {
             if let Some((_, record)) = snap.record_at(i)? {
                 batch.append_any(record)?;
@@ -688,8 +778,11 @@ impl Batch {
     /// ([`crate::gate::Gatekeeper::propose_summary`] and `propose_action`), which append them
     /// with their verdict; verdicts and regrounds are written only by the gates and by
     /// re-grounding. Handed any of those four kinds, `append` refuses and writes nothing.
+    ///
+    /// A new span is classified as it is appended: when the classifier finds anything, its
+    /// classification record follows the span in the log (SPEC.md section 8.3).
     pub fn append(&mut self, record: impl Into<Record>) -> Result<Appended> {
-        let record = record.into();
+        let mut record = record.into();
         let kind = record.kind();
         if matches!(
             kind,
@@ -699,22 +792,36 @@ impl Batch {
                 | Kind::Reground
                 | Kind::Check
                 | Kind::Ruling
+                | Kind::Classification
         ) {
             return Err(ErrorKind::Ungated(kind).into());
         }
-        self.append_any(record)
+        record.canonicalize();
+        let appended = self.append_canonical(&record)?;
+        if let (true, Record::Span(span)) = (appended.new, &record) {
+            if let Some(found) = tables::classification(appended.rid, span) {
+                self.append_canonical(&Record::Classification(found))?;
+            }
+        }
+        Ok(appended)
     }
 
-    /// Appends a record of any kind: only the gates, re-grounding, and the replays of records
-    /// already judged (verify's rebuild, `as_of`) call it.
+    /// Appends a record of any kind as it is: only the gates, re-grounding, and the replays of
+    /// records already judged (verify's rebuild, `as_of`) call it. A span appended this way
+    /// is not classified: a replay carries its classification record.
     pub(crate) fn append_any(&mut self, record: Record) -> Result<Appended> {
         let mut record = record;
         record.canonicalize();
+        self.append_canonical(&record)
+    }
+
+    /// Appends a record already in canonical order.
+    fn append_canonical(&mut self, record: &Record) -> Result<Appended> {
         if let Some(reason) = record.canonical_violation() {
             let kind = record.kind();
             return Err(ErrorKind::Invalid { kind, reason }.into());
         }
-        let bytes = encode(&record);
+        let bytes = encode(record);
         if bytes.len() > MAX_RECORD_BYTES {
             return Err(ErrorKind::TooLarge {
                 kind: record.kind(),
@@ -740,11 +847,11 @@ impl Batch {
                 new: false,
             });
         }
-        self.check_links(&record)?;
-        self.check_unique(&record)?;
-        let index = self.write(&record, rid, &bytes)?;
-        self.derive(&record, rid)?;
-        self.recall.add(&record, index);
+        self.check_links(record)?;
+        self.check_unique(record)?;
+        let index = self.write(record, rid, &bytes)?;
+        self.derive(record, rid, index)?;
+        self.recall.add(record, index);
         if self.recall.full() {
             self.recall.flush(&self.txn)?;
         }
@@ -924,6 +1031,31 @@ impl Batch {
                     }
                 }
             }
+            Record::Classification(f) => {
+                // Links are checked first: the span exists. In a rebuild, a span logged before
+                // its ledger had classification records has its items copied, and its record
+                // replaces them.
+                let copied = match &self.legacy {
+                    Some((_, below)) => self.index_of(&f.span)?.is_some_and(|i| i < *below),
+                    None => false,
+                };
+                if let (false, Some(Record::Span(s))) = (copied, self.get(&f.span)?) {
+                    let table = self.txn.open_table(ITEMS)?;
+                    let mut rows = table.range(
+                        (s.stream.as_str(), s.turn, 0)..=(s.stream.as_str(), s.turn, u8::MAX),
+                    )?;
+                    if rows.next().is_some() {
+                        return Err(ErrorKind::Invalid {
+                            kind: Kind::Classification,
+                            reason: format!(
+                                "span {} (turn {} of stream {}) already has its items; a span is classified once, when it is appended",
+                                f.span, s.turn, s.stream
+                            ),
+                        }
+                        .into());
+                    }
+                }
+            }
             Record::Pin(p) => {
                 if let Some(existing) = self.pin(&p.stream, &p.name)? {
                     return Err(ErrorKind::PinConflict {
@@ -993,9 +1125,10 @@ impl Batch {
     }
 
     /// Derives and stores the facts that gates read as index lookups.
-    fn derive(&mut self, record: &Record, rid: Rid) -> Result<()> {
+    fn derive(&mut self, record: &Record, rid: Rid, index: u64) -> Result<()> {
         match record {
-            Record::Span(s) => self.derive_span(s, rid),
+            Record::Span(s) => self.derive_span(s, rid, index),
+            Record::Classification(f) => self.derive_classification(f),
             Record::Claim(c) => self.derive_claim(c, rid),
             Record::Summary(s) => self.derive_summary(s, rid),
             Record::Verdict(v) => {
@@ -1032,20 +1165,53 @@ impl Batch {
         }
     }
 
-    /// A span's turn, the classifier's items, and its stream's count.
-    fn derive_span(&mut self, s: &Span, rid: Rid) -> Result<()> {
+    /// A span's turn and its stream's count; in a rebuild of an old ledger, the items that
+    /// ledger derived for a span logged before it had classification records.
+    fn derive_span(&mut self, s: &Span, rid: Rid, index: u64) -> Result<()> {
         self.txn
             .open_table(TURNS)?
             .insert((s.stream.as_str(), s.turn), rid.0)?;
-        let items = classify_by(rid, s, self.rules);
-        if !items.is_empty() {
-            let mut table = self.txn.open_table(ITEMS)?;
-            for (k, item) in items.into_iter().enumerate().take(usize::from(u8::MAX)) {
-                let key = (s.stream.as_str(), s.turn, k as u8);
-                table.insert(key, item.to_bytes().as_slice())?;
+        if let Some((source, below)) = &self.legacy {
+            if index < *below {
+                let from = source.raw().open_table(ITEMS)?;
+                let mut to = self.txn.open_table(ITEMS)?;
+                let key = |k| (s.stream.as_str(), s.turn, k);
+                for row in from.range(key(0)..=key(u8::MAX))? {
+                    let (k, v) = row?;
+                    // A row that names another span is not this span's: verify reports it.
+                    if v.value().get(1..33) == Some(rid.0.as_slice()) {
+                        to.insert(k.value(), v.value())?;
+                    }
+                }
             }
         }
         self.update_stream(&s.stream, |st| st.spans += 1)
+    }
+
+    /// A classification record's items, as the span's rows of the items table.
+    fn derive_classification(&mut self, f: &crate::record::Classification) -> Result<()> {
+        let Some(Record::Span(s)) = self.get(&f.span)? else {
+            return Ok(());
+        };
+        let mut table = self.txn.open_table(ITEMS)?;
+        if self.legacy.is_some() {
+            // Copied rows give way to the record's: a row it does not hold is not kept.
+            let key = |k| (s.stream.as_str(), s.turn, k);
+            table.retain_in(key(0)..=key(u8::MAX), |_, _| false)?;
+        }
+        for (k, found) in f.items.iter().enumerate() {
+            let item = Item {
+                span: f.span,
+                turn: s.turn,
+                class: found.class,
+                text: found.text.clone(),
+            };
+            table.insert(
+                (s.stream.as_str(), s.turn, k as u8),
+                item.to_bytes().as_slice(),
+            )?;
+        }
+        Ok(())
     }
 
     /// A claim's anchored bit and depth, from its witnesses' facts: a witness with facts is a

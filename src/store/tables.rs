@@ -1,7 +1,9 @@
 //! The redb tables and the small fixed-layout values stored in them. SPEC.md section 4 lists
 //! them with their invariants.
 
-use crate::record::{PinClass, Rid, Role, Span};
+use crate::record::{
+    Classification, FoundItem, PinClass, Rid, Role, Span, MAX_FOUND_ITEMS, MAX_RECORD_BYTES,
+};
 use crate::text::{
     self,
     classify::{Class, Found, Voice},
@@ -136,7 +138,7 @@ pub struct Item {
 }
 
 /// The decision-relevant items the classifier finds in a span: what the store keeps in its
-/// `items` table when the span is appended (SPEC.md section 8.3).
+/// `items` table, through the span's classification record (SPEC.md section 8.3).
 ///
 /// ```
 /// use cairn::record::{Rid, Role, Span, PinClass};
@@ -147,22 +149,43 @@ pub struct Item {
 /// assert_eq!(items[0].turn, 7);
 /// ```
 pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
-    classify_by(rid, span, super::DERIVED_RULES)
-}
-
-/// [`classify`] by the classifier of derived rules version `rules`, as a ledger of that version
-/// derives its `items` table.
-pub(crate) fn classify_by(rid: Rid, span: &Span, rules: u8) -> Vec<Item> {
     let voice = match span.role {
         Role::User => Voice::User,
         Role::Assistant => Voice::Assistant,
         Role::Tool => Voice::Tool,
         Role::System => Voice::System,
     };
-    text::classify::classify(voice, &span.text, rules)
+    text::classify::classify(voice, &span.text)
         .into_iter()
         .map(|found| Item::found(rid, span.turn, found))
         .collect()
+}
+
+/// The classification record of span `rid`, or `None` when the classifier finds nothing in it. It
+/// holds at most [`MAX_FOUND_ITEMS`] items, and no more text than fits one record: past either,
+/// the span's later items are left out.
+pub(crate) fn classification(rid: Rid, span: &Span) -> Option<Classification> {
+    // Room for the record's fixed fields and each item's class and length.
+    let mut room = MAX_RECORD_BYTES - 1024;
+    let items: Vec<FoundItem> = classify(rid, span)
+        .into_iter()
+        .take(MAX_FOUND_ITEMS)
+        .take_while(|item| {
+            let cost = item.text.len() + 16;
+            let fits = cost <= room;
+            room = room.saturating_sub(cost);
+            fits
+        })
+        .map(|item| FoundItem {
+            class: item.class,
+            text: item.text,
+        })
+        .collect();
+    (!items.is_empty()).then(|| Classification {
+        span: rid,
+        classifier: text::classify::id().to_string(),
+        items,
+    })
 }
 
 impl Item {

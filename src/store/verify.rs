@@ -70,8 +70,7 @@ pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
         // Rebuilding from damaged records would only echo the damage found above.
         return Ok(report);
     }
-    let rebuilt = Ledger::in_memory_with(ledger.rules)?;
-    let mut batch = rebuilt.batch()?;
+    let (rebuilt, mut batch) = ledger.rebuild()?;
     for (index, (rid, record)) in records.into_iter().enumerate() {
         match batch.append_any(record) {
             Ok(a) if a.new && a.index == index as u64 => {}

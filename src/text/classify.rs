@@ -29,12 +29,12 @@ pub enum Class {
     Commitment,
     /// A failed attempt whose reason prevents a retry.
     FailedAttempt,
-    /// A preference or choice the user states (rules version 3).
+    /// A preference or choice the user states.
     Preference,
-    /// A rule a system prompt or policy states (rules version 3).
+    /// A rule a system prompt or policy states.
     Policy,
     /// An identifier to keep verbatim: a booking or order code, a hash, a phone number, an
-    /// amount, a path, a version, a name (rules version 3).
+    /// amount, a path, a version, a name.
     Identifier,
 }
 
@@ -64,6 +64,9 @@ const PROHIBITION_CUES: &[&str] = &[
     "not permitted",
     "no one may",
     "stop doing",
+    "shouldnt ",
+    "mustnt ",
+    " avoid ",
 ];
 
 static COMMITMENT_CUES: WordList = WordList::new(&[
@@ -72,9 +75,9 @@ static COMMITMENT_CUES: WordList = WordList::new(&[
     "cap", "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
 ]);
 
-/// What an assistant says when an attempt failed. The last three are read only by rules
-/// versions 1 and 2: in version 3, "error", "broke" and "crashed" in narration ("error
-/// handling", "linter errors") are not failures.
+/// What an assistant says when an attempt failed, or is still failing. "error", "broke" and
+/// "crashed" are not among them: in narration ("error handling", "linter errors") they report
+/// no failure.
 const ASSISTANT_FAILURES: &[&str] = &[
     "failed",
     "did not work",
@@ -84,13 +87,6 @@ const ASSISTANT_FAILURES: &[&str] = &[
     "could not",
     "couldn't",
     "unable to",
-    "error",
-    "broke",
-    "crashed",
-];
-
-/// What an assistant says of an attempt still failing (rules version 5).
-const ASSISTANT_FAILURES_5: &[&str] = &[
     "are failing",
     "is failing",
     "still fails",
@@ -147,27 +143,19 @@ const NEGATED: &[&str] = &[
     "dont ",
 ];
 
-/// Prohibition cues of rules version 5: contractions typed without an apostrophe, and a
-/// request to avoid something.
-const PROHIBITION_CUES_5: &[&str] = &["shouldnt ", "mustnt ", " avoid "];
-
 /// A restriction a system prompt states ("An order can only be cancelled if ..."): what it
-/// does not allow is forbidden (rules version 5).
+/// does not allow is forbidden.
 const RESTRICTION_CUES: &[&str] = &[" can only be ", " may only be "];
 
-fn is_prohibition(s: &str, rules: u8) -> bool {
-    let mut l = lower(s);
-    if rules >= 2 {
-        // A typographic apostrophe is an apostrophe, and "I don't have ..." states a fact.
-        l = l.replace('\u{2019}', "'");
-        for n in NEGATED {
-            for v in NOT_A_RULE {
-                l = l.replace(&format!("{n}{v} "), " ");
-            }
+fn is_prohibition(s: &str) -> bool {
+    // A typographic apostrophe is an apostrophe, and "I don't have ..." states a fact.
+    let mut l = lower(s).replace('\u{2019}', "'");
+    for n in NEGATED {
+        for v in NOT_A_RULE {
+            l = l.replace(&format!("{n}{v} "), " ");
         }
     }
-    let cue = PROHIBITION_CUES.iter().any(|c| l.contains(c))
-        || (rules >= 5 && PROHIBITION_CUES_5.iter().any(|c| l.contains(c)));
+    let cue = PROHIBITION_CUES.iter().any(|c| l.contains(c));
     !s.trim_end().ends_with('?') && cue
 }
 
@@ -199,14 +187,14 @@ fn without_paths(line: &str) -> String {
         .join(" ")
 }
 
-fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
+fn failure_line(voice: Voice, text: &str) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut found = None;
     let mut fenced = false;
     for line in lines {
-        // Version 3: an assistant's code blocks, lists and headings are narration or demo
-        // code, not a report of its own attempt.
-        if rules >= 3 && voice == Voice::Assistant {
+        // An assistant's code blocks, lists and headings are narration or demo code, not a
+        // report of its own attempt.
+        if voice == Voice::Assistant {
             if line.starts_with("```") {
                 fenced = !fenced;
                 continue;
@@ -219,9 +207,9 @@ fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
                 continue;
             }
         }
-        // Version 3: a test runner's passing line is not a failure, and an assistant's
-        // "error handling" or "linter errors" is narration.
-        if rules >= 3 && line.contains('\u{2713}') {
+        // A test runner's passing line is not a failure, and an assistant's "error handling"
+        // or "linter errors" is narration.
+        if line.contains('\u{2713}') {
             continue;
         }
         let hit = match voice {
@@ -250,13 +238,7 @@ fn failure_line(voice: Voice, text: &str, rules: u8) -> Option<String> {
             }
             _ => {
                 let l = line.to_lowercase();
-                let cues = if rules >= 3 {
-                    &ASSISTANT_FAILURES[..ASSISTANT_FAILURES.len() - 3]
-                } else {
-                    ASSISTANT_FAILURES
-                };
-                cues.iter().any(|c| l.contains(c))
-                    || (rules >= 5 && ASSISTANT_FAILURES_5.iter().any(|c| l.contains(c)))
+                ASSISTANT_FAILURES.iter().any(|c| l.contains(c))
             }
         };
         if hit {
@@ -300,6 +282,10 @@ const PREFERENCE_CUES: &[&str] = &[
     " i want",
     " i wanna",
     " looking for",
+    " looking to ",
+    " i'm looking ",
+    " i am looking ",
+    " we're looking ",
     " i need",
     " we need",
     " instead of",
@@ -445,17 +431,8 @@ const NOT_PREFERENCE: &[&str] = &[
     "that is all",
 ];
 
-/// Preference cues of rules version 5: "I'm looking to", "I am looking in town for".
-const PREFERENCE_CUES_5: &[&str] = &[
-    " looking to ",
-    " i'm looking ",
-    " i am looking ",
-    " we're looking ",
-];
-
-fn is_preference(l: &str, rules: u8) -> bool {
-    let cue = PREFERENCE_CUES.iter().any(|c| l.contains(c))
-        || (rules >= 5 && PREFERENCE_CUES_5.iter().any(|c| l.contains(c)));
+fn is_preference(l: &str) -> bool {
+    let cue = PREFERENCE_CUES.iter().any(|c| l.contains(c));
     cue && !NOT_PREFERENCE.iter().any(|c| l.contains(c))
 }
 
@@ -480,7 +457,7 @@ fn is_request(s: &str) -> bool {
 /// (commits), since their paths and numbers are mostly noise; from people booking and order
 /// codes, long numbers (phones), postcodes, amounts, hashes, paths and versions, and names (two
 /// or more capitalised words inside a sentence).
-fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
+fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let ids = identifiers(text);
     // A short answer that is an identifier: "aphoenix939", "Alessandro Phoenix".
@@ -521,11 +498,12 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
             (_, IdKind::Code) => {
                 // A booking reference or postcode: letters and digits, mostly upper case.
                 let upper = t.chars().filter(char::is_ascii_uppercase).count();
-                // Version 4: an account id ("noah_muller_9847") or a date ("2001-04-12").
+                // An account id ("noah_muller_9847") or a date ("2001-04-12").
                 let account = t.contains('_') && letters >= 2 && digits >= 1;
                 let date = is_date(t);
                 (t.len() >= 5 && letters >= 2 && digits >= 1 && upper * 2 >= letters)
-                    || (rules >= 4 && (account || date))
+                    || account
+                    || date
             }
             (_, IdKind::Number) => digits >= 7 || amount(t),
         };
@@ -547,34 +525,31 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
             out.push(text.trim().to_string());
         }
     }
-    // Names: two or more capitalised words inside a sentence, from the assistant; since
-    // version 4 also from a tool's one short line ("Account has been pulled up for Alessandro
-    // Phoenix."), not a listing, and from a system prompt's persona sentence ("You are ...").
+    // Names: two or more capitalised words inside a sentence, from the assistant; also from a
+    // tool's one short line ("Account has been pulled up for Alessandro Phoenix."), not a
+    // listing, and from a system prompt's persona sentence ("You are ...").
     let short_line = text.len() <= 200 && !text.trim().contains('\n');
-    let names = voice == Voice::Assistant
-        || (rules >= 4 && voice == Voice::Tool && short_line)
-        || (rules >= 4 && voice == Voice::System);
+    let names =
+        voice == Voice::Assistant || (voice == Voice::Tool && short_line) || voice == Voice::System;
     if names {
         for s in sentences(text) {
             let l = lower(s);
             if voice == Voice::System && !PERSONA_NAMES.iter().any(|p| l.starts_with(p)) {
                 continue;
             }
-            // Version 5: a markdown heading or bold title is Title Case, not a name.
-            if rules >= 5 && (s.trim_start().starts_with('#') || s.contains("**")) {
+            // A markdown heading or bold title is Title Case, not a name.
+            if s.trim_start().starts_with('#') || s.contains("**") {
                 continue;
             }
             let words: Vec<&str> = s.split_whitespace().collect();
             let mut run: Vec<&str> = Vec::new();
             let mut flush = |run: &mut Vec<&str>| {
-                // Version 5: a run does not open with a function word ("No Time", "The Bun").
-                if rules >= 5 {
-                    let skip = run
-                        .iter()
-                        .take_while(|w| NOT_A_NAME.contains(&w.to_lowercase().as_str()))
-                        .count();
-                    run.drain(..skip);
-                }
+                // A run does not open with a function word ("No Time", "The Bun").
+                let skip = run
+                    .iter()
+                    .take_while(|w| NOT_A_NAME.contains(&w.to_lowercase().as_str()))
+                    .count();
+                run.drain(..skip);
                 if run.len() >= 2 {
                     out.push(run.join(" "));
                 }
@@ -588,9 +563,9 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
                     && w.len() > 1;
                 if cap {
                     run.push(w);
-                    // Version 5: a name does not run on past punctuation ("Parkside,
-                    // Cambridge", "Error: Unable").
-                    if rules >= 5 && raw.ends_with([',', ':', ';', '.', ')']) {
+                    // A name does not run on past punctuation ("Parkside, Cambridge", "Error:
+                    // Unable").
+                    if raw.ends_with([',', ':', ';', '.', ')']) {
                         flush(&mut run);
                     }
                 } else {
@@ -603,7 +578,7 @@ fn pinned_identifiers(voice: Voice, text: &str, rules: u8) -> Vec<String> {
     out
 }
 
-/// Capitalised words that open a sentence or a title, not a name (rules version 5).
+/// Capitalised words that open a sentence or a title, not a name.
 const NOT_A_NAME: &[&str] = &[
     "the", "a", "an", "no", "yes", "in", "on", "if", "is", "this", "that", "my", "your", "our",
     "please", "thanks", "thank", "great", "sure", "okay", "hello", "hi", "and", "or", "but",
@@ -622,9 +597,9 @@ fn is_date(t: &str) -> bool {
         && parts[0].len() == 4
 }
 
-/// The items of rules version 3 beside those of version 2: preferences and requested
-/// quantities from the user, rules from the system, identifiers from anyone.
-fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
+/// Preferences and requested quantities from the user, rules from the system, identifiers from
+/// anyone.
+fn classify_people(voice: Voice, text: &str, out: &mut Vec<Found>) {
     let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
@@ -633,7 +608,7 @@ fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
         let l = lower(s);
         match voice {
             Voice::User => {
-                if is_preference(&l, rules) {
+                if is_preference(&l) {
                     out.push(item(Class::Preference, s));
                 }
                 let pasted = text.contains('\u{276f}');
@@ -646,42 +621,36 @@ fn classify_v3(voice: Voice, text: &str, rules: u8, out: &mut Vec<Found>) {
                 if !persona && is_policy(&l) {
                     out.push(item(Class::Policy, s));
                 }
-                if is_preference(&l, rules) {
+                if is_preference(&l) {
                     out.push(item(Class::Preference, s));
                 }
             }
             Voice::Tool | Voice::Assistant => {}
         }
     }
-    for id in pinned_identifiers(voice, text, rules) {
+    for id in pinned_identifiers(voice, text) {
         out.push(item(Class::Identifier, &id));
     }
 }
 
-/// The decision-relevant items of one text spoken by `voice`, by the classifier of derived
-/// rules version `rules` (version 2 reads typographic apostrophes and leaves "I don't have /
-/// know / remember ..." out of the prohibitions).
-pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
+/// The decision-relevant items of one text spoken by `voice`. The store runs this once, when a
+/// span is appended, and keeps what it found as a classification record carrying [`id`].
+pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
     let item = |class, text: &str| Found {
         class,
         text: text.trim().to_string(),
     };
-    let normalised;
-    let text = if rules >= 3 {
-        normalised = plain(text);
-        normalised.as_str()
-    } else {
-        text
-    };
+    let normalised = plain(text);
+    let text = normalised.as_str();
     let mut out = Vec::new();
     match voice {
         Voice::User | Voice::System => {
             for s in sentences(text) {
-                let restriction = rules >= 5 && voice == Voice::System && {
+                let restriction = voice == Voice::System && {
                     let l = lower(s);
                     RESTRICTION_CUES.iter().any(|c| l.contains(c))
                 };
-                if is_prohibition(s, rules) || restriction {
+                if is_prohibition(s) || restriction {
                     out.push(item(Class::Prohibition, s));
                 }
                 if is_commitment(s) {
@@ -690,20 +659,139 @@ pub fn classify(voice: Voice, text: &str, rules: u8) -> Vec<Found> {
             }
         }
         Voice::Tool | Voice::Assistant => {
-            if let Some(line) = failure_line(voice, text, rules) {
+            if let Some(line) = failure_line(voice, text) {
                 out.push(item(Class::FailedAttempt, &line));
             }
         }
     }
-    // Version 5: terminal output a user pasted ("❯ bun run ... error: missing required
-    // argument") reports a failure as a tool's would.
-    if rules >= 5 && voice == Voice::User && pasted_terminal(text) {
-        if let Some(line) = failure_line(Voice::Tool, text, rules) {
+    // Terminal output a user pasted ("❯ bun run ... error: missing required argument") reports
+    // a failure as a tool's would.
+    if voice == Voice::User && pasted_terminal(text) {
+        if let Some(line) = failure_line(Voice::Tool, text) {
             out.push(item(Class::FailedAttempt, &line));
         }
     }
-    if rules >= 3 {
-        classify_v3(voice, text, rules, &mut out);
-    }
+    classify_people(voice, text, &mut out);
     out
+}
+
+/// The classifier's rules version: raise it with any change to its code that moves what it
+/// finds. The id also carries a hash of every word list it reads, so a changed list is a new id
+/// without a new version (`classify::tests::items_are_pinned_to_the_id`).
+pub const RULES: u32 = 5;
+
+/// The classifier's id, carried by every classification record it writes: `cairn-classifier-RULES-`
+/// and the first 8 hex digits of BLAKE3 over its word lists (each named, its words joined by
+/// NUL).
+pub fn id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let lists: [(&str, &[&str]); 16] = [
+            ("prohibition-cues", PROHIBITION_CUES),
+            ("commitment-cues", COMMITMENT_CUES.words()),
+            ("assistant-failures", ASSISTANT_FAILURES),
+            ("not-a-rule", NOT_A_RULE),
+            ("negated", NEGATED),
+            ("restriction-cues", RESTRICTION_CUES),
+            ("preference-cues", PREFERENCE_CUES),
+            ("not-preference", NOT_PREFERENCE),
+            ("policy-cues", POLICY_CUES),
+            ("persona-openings", PERSONA_OPENINGS),
+            ("persona-names", PERSONA_NAMES),
+            ("request-words", REQUEST_WORDS.words()),
+            ("weekdays", WEEKDAYS.words()),
+            ("currency", CURRENCY.words()),
+            ("not-a-name", NOT_A_NAME),
+            ("failures", FAILURES.words()),
+        ];
+        super::lists_id("classifier", RULES, lists, &[])
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Texts that exercise every class and voice.
+    const FIXED: &[(Voice, &str)] = &[
+        (Voice::User, "Never run DROP TABLE on production."),
+        (Voice::User, "We are still on libfoo 2.3.1, do not bump."),
+        (
+            Voice::User,
+            "I'd like a table for 4 people on Friday at 7pm, booking ref ABC12X.",
+        ),
+        (
+            Voice::User,
+            "shouldnt touch the migrations, avoid the orders table",
+        ),
+        (
+            Voice::User,
+            "I'm looking to book a cheap hotel in the centre.",
+        ),
+        (
+            Voice::User,
+            "\u{276f} bun run build\nerror: missing required argument",
+        ),
+        (Voice::User, "Noah Muller"),
+        (
+            Voice::System,
+            "You are Noah Muller, your user id is noah_muller_9847.",
+        ),
+        (
+            Voice::System,
+            "An order can only be cancelled if it is pending. Always confirm first.",
+        ),
+        (
+            Voice::Tool,
+            "FAILED tests/test_io.py::test_read - ValueError: bad header\n1 failed",
+        ),
+        (
+            Voice::Tool,
+            "Account has been pulled up for Alessandro Phoenix.",
+        ),
+        (Voice::Tool, "commit 3f9a2c1d7e merged; 0 errors"),
+        (
+            Voice::Assistant,
+            "The migration still fails on the orders table.",
+        ),
+        (
+            Voice::Assistant,
+            "## The Bun Runtime\n- error handling is in place",
+        ),
+        (
+            Voice::Assistant,
+            "I emailed Sarah Connor at sarah@example.com about $120 USD.",
+        ),
+    ];
+
+    /// Each id the classifier has carried since ids were derived, with the BLAKE3 of what it
+    /// finds in [`FIXED`]. A change that moves a finding under an id listed here fails: raise
+    /// [`RULES`] and add the new id's line.
+    const PINNED: &[(&str, &str)] = &[("cairn-classifier-5-edc3993d", "e8dfd56769415a06")];
+
+    fn digest() -> String {
+        let mut h = blake3::Hasher::new();
+        for (voice, text) in FIXED {
+            for found in classify(*voice, text) {
+                h.update(&[found.class as u8]);
+                h.update(found.text.as_bytes());
+                h.update(b"\0");
+            }
+            h.update(b"\n");
+        }
+        h.finalize().to_hex()[..16].to_string()
+    }
+
+    #[test]
+    fn items_are_pinned_to_the_id() {
+        let (id, now) = (id(), digest());
+        match PINNED.iter().find(|(i, _)| *i == id) {
+            Some((_, pinned)) => assert_eq!(
+                *pinned, now,
+                "what the classifier finds moved under the id {id}: raise classify::RULES and pin the new id"
+            ),
+            None => panic!("the classifier's id {id} is not pinned: add (\"{id}\", \"{now}\") to PINNED"),
+        }
+        assert!(id.starts_with(&format!("cairn-classifier-{RULES}-")));
+    }
 }

@@ -746,6 +746,34 @@ pub(crate) const VALUE_CLASSES: &[&[&str]] = &[
     ],
 ];
 
+/// The id of a rule set of version `rules` that reads word lists: `cairn-NAME-RULES-` and the
+/// first 8 hex digits of BLAKE3 over `domain`, each list (its name, then its words, each ended
+/// by NUL, then a newline), and `extra`. A changed list is a new id (SPEC.md 8.3, 9.1).
+pub(crate) fn lists_id<'a>(
+    name: &str,
+    rules: u32,
+    lists: impl IntoIterator<Item = (&'a str, &'a [&'a str])>,
+    extra: &[u8],
+) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(format!("cairn-{name}-lists\0").as_bytes());
+    for (list, words) in lists {
+        h.update(list.as_bytes());
+        h.update(b"\0");
+        for w in words {
+            h.update(w.as_bytes());
+            h.update(b"\0");
+        }
+        h.update(b"\n");
+    }
+    h.update(extra);
+    let hex: String = h.finalize().as_bytes()[..4]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("cairn-{name}-{rules}-{hex}")
+}
+
 /// Every word list the built-in scorer reads from this module, by name, for its id
 /// (`score::Lexical`): a changed list is a changed scorer.
 pub(crate) fn scorer_lists() -> Vec<(&'static str, Vec<&'static str>)> {

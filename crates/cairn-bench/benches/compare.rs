@@ -75,6 +75,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         RulingSpan => 13,
         RetiredPin => 14,
         RetirementWitness => 15,
+        Classified => 16,
     }
 }
 

@@ -15,8 +15,6 @@ const GROUP_COMMIT_LINES: usize = 1000;
 pub struct Totals {
     /// Non-blank lines read.
     pub lines: u64,
-    /// New records written (a summary line writes its new claims too, a proposal its verdict).
-    pub appended: u64,
     /// Lines whose record was already in the ledger.
     pub present: u64,
     /// Proposals refused by a gate, and regrounds that failed.
@@ -26,15 +24,6 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, r: &LineResult) {
         self.lines += 1;
-        // A new proposal brings its verdict, written by the gates; an action judged again
-        // brings a check record and its verdict, though the action itself was there.
-        let verdict = u64::from(r.new && r.gate.is_some());
-        let check = match (&r.gate, r.kind) {
-            (Some(o), cairn::record::Kind::Action) => o.check.map_or(0, |c| 2 * u64::from(c.new)),
-            _ => 0,
-        };
-        self.appended +=
-            u64::from(r.new) + verdict + check + r.claims.iter().filter(|c| c.new).count() as u64;
         self.present += u64::from(!r.new);
         self.refused += u64::from(r.refused.is_some());
     }
@@ -86,7 +75,6 @@ fn ingest_whole<R: BufRead>(
         let mut reader = open()?;
         let mut totals = Totals {
             lines: 0,
-            appended: 0,
             present: 0,
             refused: 0,
         };
@@ -216,6 +204,9 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
         }
     };
     let ledger = Ledger::open(db)?;
+    // Every record the run wrote: a summary's claims, verdicts, rulings, checks, and the
+    // classification a new span brings.
+    let before = ledger.len()?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let keep = |r: &LineResult| as_json || r.refused.is_some() || r.gate.is_some();
@@ -229,9 +220,9 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
     if !as_json {
         let _ = writeln!(
             out,
-            "ingested {file}: {}, {} appended (verdicts included), {} already present, {} refused; the ledger holds {}",
+            "ingested {file}: {}, {} appended (verdicts and classifications included), {} already present, {} refused; the ledger holds {}",
             crate::count(totals.lines, "line", "lines"),
-            crate::count(totals.appended, "record", "records"),
+            crate::count(ledger.len()? - before, "record", "records"),
             crate::count(totals.present, "line", "lines"),
             crate::count(totals.refused, "proposal", "proposals"),
             crate::count(ledger.len()?, "record", "records"),

@@ -904,6 +904,7 @@ const DEMO: &str = include_str!("demo.jsonl");
 
 fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     let ledger = Ledger::open(path)?;
+    let before = ledger.len()?;
     let mut verdicts = Vec::new();
     let outcome = ingest_cmd::ingest_text(&ledger, gate, DEMO, "the built-in demo", |r| {
         if let Some(o) = &r.gate {
@@ -914,11 +915,12 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
             }));
         }
     })?;
+    let appended = ledger.len()? - before;
     let report = ledger.verify()?;
     let found = cairn::gate::sweep(gate, &ledger.snapshot()?, None)?;
     let mut v = stats_value(&ledger)?;
     v["demo_lines"] = json!(outcome.lines);
-    v["appended"] = json!(outcome.appended);
+    v["appended"] = json!(appended);
     v["refused"] = json!(outcome.refused);
     v["verdicts"] = json!(verdicts);
     v["gate_findings"] = json!(found.len());
@@ -933,7 +935,7 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     println!(
         "ingested the built-in demo ({}: {} appended, {} already present)",
         count(outcome.lines, "line", "lines"),
-        count(outcome.appended, "record", "records"),
+        count(appended, "record", "records"),
         count(outcome.present, "line", "lines")
     );
     println!(

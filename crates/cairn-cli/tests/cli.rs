@@ -32,14 +32,14 @@ fn ingest_json_reports_each_line_and_summary_claims() {
 
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
     assert_eq!(
-        stats["records"], 11,
-        "8 lines, the summary's claim, two verdicts"
+        stats["records"], 12,
+        "8 lines, the summary's claim, two verdicts, the classification of the user's turn"
     );
     // Ingesting the same file again appends nothing.
     let again = ingest_ok(&t, LIBFOO);
     assert!(again.iter().all(|v| v["new"] == false));
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
-    assert_eq!(stats["records"], 11);
+    assert_eq!(stats["records"], 12);
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn export_lists_every_record_and_reingests_to_the_same_rids() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 11);
+    assert_eq!(lines.len(), 12);
     assert!(lines
         .iter()
         .all(|v| v["rid"].as_str().map(str::len) == Some(64) && v["kind"].is_string()));
@@ -164,7 +164,7 @@ fn stdin_acknowledges_durable_lines_and_stops_at_a_bad_one() {
         assert!(export.contains(a["rid"].as_str().unwrap()));
     }
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
-    assert_eq!(stats["records"], 11);
+    assert_eq!(stats["records"], 12);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn verify_passes_on_a_clean_ledger_and_fails_with_3_on_a_flipped_byte() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         (v["ok"].clone(), v["records"].clone()),
-        (Value::Bool(true), Value::from(11))
+        (Value::Bool(true), Value::from(12))
     );
 
     // Flip one byte of a span's text wherever it sits in the file.
@@ -609,7 +609,7 @@ fn ingest_text_output_is_one_finding_per_line_and_counts_what_it_wrote() {
     // The records appended are the records the ledger holds (it was empty): verdicts count.
     let last = out.lines().last().unwrap();
     assert!(
-        last.contains("11 records appended") && last.ends_with("holds 11 records"),
+        last.contains("12 records appended") && last.ends_with("holds 12 records"),
         "{last}"
     );
     // A refusal: its verdict line, then each finding on a line of its own.

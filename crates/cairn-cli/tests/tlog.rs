@@ -50,7 +50,7 @@ fn signed_checkpoints_catch_rollback_fork_rewrite_and_forgery() {
         lines[0].starts_with("cairn/ledger/") && lines[0].ends_with("/blake3-rfc6962"),
         "{text}"
     );
-    assert_eq!(lines[1], "11");
+    assert_eq!(lines[1], "12");
     assert!(
         lines[3].is_empty() && lines[4].starts_with("\u{2014} cairn "),
         "{text}"

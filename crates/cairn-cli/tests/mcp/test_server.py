@@ -16,7 +16,7 @@ INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def record(i, stream="s", text_=None):
-    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "record_turns", "arguments": {"stream": stream, "turns": [{"role": "user", "text": text_ or f"turn {i}"}]}}}
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "record_turns", "arguments": {"stream": stream, "turns": [{"role": "user", "text": text_ or f"this is turn {i} of the test"}]}}}
 
 
 class Raw:
