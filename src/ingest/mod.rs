@@ -14,7 +14,9 @@
 //!     ingest::apply_line(&mut batch, &Gatekeeper::default(), i as u64 + 1, line.as_bytes())?;
 //! }
 //! batch.commit()?;
-//! assert_eq!(ledger.len()?, 4); // the span, the claim, the summary and its verdict
+//! // The span and its classification (a prohibition and a commitment), the claim, the summary
+//! // and its verdict.
+//! assert_eq!(ledger.len()?, 5);
 //! # Ok(()) }
 //! ```
 

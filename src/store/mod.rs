@@ -770,7 +770,8 @@ impl Batch {
     /// let again = batch.append(span)?;
     /// assert!(first.new && !again.new && first.rid == again.rid);
     /// batch.commit()?;
-    /// assert_eq!(ledger.len()?, 1);
+    /// // The span, then its classification: a prohibition and a commitment.
+    /// assert_eq!(ledger.len()?, 2);
     /// # Ok(()) }
     /// ```
     ///
