@@ -43,7 +43,9 @@ fn ingest(n: u64, per_commit: u64) -> (f64, u64) {
         batch.commit().expect("commit");
     }
     let secs = t.elapsed().as_secs_f64();
-    assert_eq!(ledger.snapshot().expect("snap").len().expect("len"), n);
+    // At least one record a span; a span the classifier finds items in brings its
+    // classification record (SPEC.md 4.3).
+    assert!(ledger.snapshot().expect("snap").len().expect("len") >= n);
     let size = std::fs::metadata(ledger.path()).expect("size").len();
     (secs, size)
 }

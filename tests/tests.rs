@@ -19,6 +19,7 @@ mod model;
 #[cfg(feature = "model")]
 mod nli;
 mod pairs;
+mod prose;
 mod retire;
 mod status;
 mod store;

@@ -26,6 +26,7 @@
 mod action;
 mod pins;
 mod policy;
+pub mod prose;
 mod reground;
 pub(crate) mod rules;
 mod status;

@@ -139,8 +139,19 @@ pub fn line_result(r: &LineResult) -> Value {
             .claims
             .iter()
             .map(|c| {
-                json!({"rid": c.rid.to_hex(), "text": c.text, "new": c.new,
-                       "status": c.status.map(|s| s.name())})
+                let mut v = json!({"rid": c.rid.to_hex(), "text": c.text, "new": c.new,
+                       "status": c.status.map(|s| s.name())});
+                if let Some(d) = &c.derived {
+                    v["origin"] = json!(d.origin.tag());
+                    v["witnesses"] = (d.witnesses.iter())
+                        .map(|w| {
+                            json!({"rid": w.rid.to_hex(), "turn": w.turn,
+                                        "entailment": (w.entailment * 1e4).round() / 1e4})
+                        })
+                        .collect();
+                    v["why"] = json!(d.why);
+                }
+                v
             })
             .collect();
     }

@@ -137,7 +137,7 @@ pub struct LineError {
 }
 
 /// A claim appended or carried by a summary line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClaimResult {
     /// The claim's rid.
     pub rid: Rid,
@@ -147,6 +147,9 @@ pub struct ClaimResult {
     pub new: bool,
     /// Its status as the summary's gate found it.
     pub status: Option<Status>,
+    /// For a claim derived from a prose summary's `text`: its sentence, the witnesses found
+    /// and why (SPEC.md section 8.8).
+    pub derived: Option<crate::gate::prose::Derived>,
 }
 
 /// What one line appended.
@@ -268,7 +271,7 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
         return Ok(None);
     };
     let obj = Obj::new(ctx, map, "")?;
-    let (record, mut claims) = parse_record(ctx, &obj)?;
+    let (record, mut claims) = parse_record(ctx, gate, &obj)?;
     obj.check_fields(ctx, allowed_fields(record.kind()))?;
     let expected_rid = obj.opt_str(ctx, "rid")?.map(str::to_string);
     let kind = record.kind();
@@ -355,7 +358,11 @@ fn parse_object(ctx: &Ctx<'_>, bytes: &[u8]) -> Res<Option<Map<String, Value>>> 
 
 /// The record a line describes, by its `kind`; for a summary, also the claims it appended or
 /// carries.
-fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
+fn parse_record(
+    ctx: &mut Ctx<'_>,
+    gate: &Gatekeeper,
+    obj: &Obj,
+) -> Res<(Record, Vec<ClaimResult>)> {
     let kind = obj.str(ctx, "kind")?;
     Ok(match kind {
         "span" => (span(ctx, obj)?, Vec::new()),
@@ -363,7 +370,7 @@ fn parse_record(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)>
             let stream = obj.str(ctx, "stream")?.to_string();
             (Record::Claim(claim(ctx, obj, &stream)?), Vec::new())
         }
-        "summary" => summary(ctx, obj)?,
+        "summary" => summary(ctx, gate, obj)?,
         "pin" => (pin(ctx, obj)?, Vec::new()),
         "judgement" => (judgement(ctx, obj)?, Vec::new()),
         "verdict" => (verdict(ctx, obj)?, Vec::new()),
@@ -555,6 +562,7 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
             "covers",
             "evicts",
             "claims",
+            "text",
             "self_score",
             "reground",
             "rid",
@@ -953,7 +961,7 @@ fn claim(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Claim> {
     })
 }
 
-fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
+fn summary(ctx: &mut Ctx<'_>, gate: &Gatekeeper, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
     let stream = obj.str(ctx, "stream")?.to_string();
     let parent = match obj.get("parent") {
         Some(_) => Some(one_ref(ctx, obj, Some(&stream), "parent")?),
@@ -970,6 +978,9 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
         self_score: obj.opt_score(ctx, "self_score")?,
         reground: obj.bool_or(ctx, "reground", false)?,
     };
+    if obj.get("text").is_some() {
+        return prose(ctx, gate, obj, sum);
+    }
     // Resolve every claim before appending any, so a bad claim leaves nothing behind.
     let pending = summary_claims(ctx, obj, &stream)?;
     let mut results = Vec::new();
@@ -986,6 +997,7 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
                     text,
                     new: a.new,
                     status: None,
+                    derived: None,
                 }
             }
             SummaryClaim::Carried(rid, text) => ClaimResult {
@@ -993,6 +1005,7 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
                 text,
                 new: false,
                 status: None,
+                derived: None,
             },
         };
         if sum.claims.contains(&result.rid) {
@@ -1003,6 +1016,47 @@ fn summary(ctx: &mut Ctx<'_>, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
         }
         sum.claims.push(result.rid);
         results.push(result);
+    }
+    if obj.get("parent").is_none() {
+        if let Some(again) = met_again(ctx, &sum)? {
+            return Ok((again, results));
+        }
+    }
+    Ok((Record::Summary(sum), results))
+}
+
+/// A prose summary line (`text` instead of `claims`, SPEC.md section 8.8): its claims derived
+/// and appended, then the summary, met again or to be gated, as for any summary line.
+fn prose(
+    ctx: &mut Ctx<'_>,
+    gate: &Gatekeeper,
+    obj: &Obj,
+    sum: Summary,
+) -> Res<(Record, Vec<ClaimResult>)> {
+    if obj.get("claims").is_some() {
+        return Err(ctx.err(
+            Some("text".into()),
+            "a summary gives its claims as `claims` or as prose in `text`, not both; drop one",
+        ));
+    }
+    let text = obj.str(ctx, "text")?.to_string();
+    let mut sum = sum;
+    let derived = gate
+        .derive(ctx.batch, &sum.stream, &sum.covers, &text)
+        .map_err(|e| ctx.store_err(Some("text".into()), e))?;
+    let appended = gate
+        .append_derived(ctx.batch, &sum.stream, derived)
+        .map_err(|e| ctx.store_err(Some("text".into()), e))?;
+    let mut results = Vec::with_capacity(appended.len());
+    for (a, d) in appended {
+        sum.claims.push(a.rid);
+        results.push(ClaimResult {
+            rid: a.rid,
+            text: d.sentence.clone(),
+            new: a.new,
+            status: None,
+            derived: Some(d),
+        });
     }
     if obj.get("parent").is_none() {
         if let Some(again) = met_again(ctx, &sum)? {
@@ -1059,6 +1113,12 @@ enum SummaryClaim {
 
 /// The claims of a summary line, each with its field name, resolved but not yet appended.
 fn summary_claims(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Vec<(String, SummaryClaim)>> {
+    if obj.get("claims").is_none() {
+        return Err(ctx.err(
+            Some("claims".into()),
+            "missing: a summary gives its claims as a list in `claims`, or as prose in `text`",
+        ));
+    }
     obj.required_array(ctx, "claims")?;
     let mut pending = Vec::new();
     for (i, v) in obj.array(ctx, "claims")?.iter().enumerate() {

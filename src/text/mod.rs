@@ -4,6 +4,7 @@
 //! the crate (SPEC.md section 15).
 
 pub mod classify;
+pub mod prose;
 pub mod shell;
 pub mod terms;
 pub(crate) mod wordnet;

@@ -270,10 +270,16 @@ fn ingest_cairn(path: &Path, recs: &[Record], per_commit: usize) -> f64 {
     }
     let secs = t.elapsed().as_secs_f64();
     let verdicts = recs.iter().filter(|r| r.kind() == Kind::Summary).count();
+    // A span the classifier finds items in brings its classification record (SPEC.md 4.3).
+    let classified = (recs.iter())
+        .filter(
+            |r| matches!(r, Record::Span(s) if !cairn::gate::classify(Rid([0; 32]), s).is_empty()),
+        )
+        .count();
     assert_eq!(
         ledger.len().expect("len"),
-        (recs.len() + verdicts) as u64,
-        "cairn holds every record, and a verdict for each summary"
+        (recs.len() + verdicts + classified) as u64,
+        "cairn holds every record, a verdict for each summary and each span's classification"
     );
     secs
 }

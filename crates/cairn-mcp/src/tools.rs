@@ -196,8 +196,15 @@ pub struct ProposeCompaction {
     /// The turns it drops from the window (they stay in the ledger), as turn references.
     #[serde(default)]
     pub evicts: Vec<String>,
-    /// The summary's claims.
+    /// The summary's claims, each citing its turns. Give these, or `text`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub claims: Vec<ClaimArg>,
+    /// Or the summary as prose: cairn splits it into claims (sentences and list items; headings
+    /// and code blocks are not claims), finds each one's witnesses among the covered turns,
+    /// infers its origin, and judges them as any claims. A sentence no turn supports is
+    /// unanchored and refuses the compaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
     /// Not for the client to set: who wrote a compaction is the server's policy (a client's
     /// own compaction is self-authored unless the server was started with
     /// `--client-author separate`). Giving it is refused.
@@ -597,6 +604,13 @@ fn verdict_text(what: &str, v: &Value) -> String {
                 .as_str()
                 .unwrap_or(c["rid"].as_str().unwrap_or(""))
         ));
+        // A claim derived from prose: why it cites what it cites.
+        if let Some(why) = c["why"].as_str() {
+            out.push_str(&format!(
+                "
+  found: {why}"
+            ));
+        }
     }
     if verdict == "refused" {
         out.push_str(match what {
@@ -701,7 +715,7 @@ impl Memory {
     }
 
     #[tool(
-        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything, and a refused compaction leaves your window as it was. The rules it must meet: (1) `covers` lists the turns you wrote it from (turn:A..turn:B); each claim cites in `witnesses` turns inside `covers` that say it; a claim citing only turns outside `covers`, or only earlier claims (prior:N), is laundered: unverified, and more than 15% laundered actionable claims refuses the compaction. To carry a fact from the previous compaction, cite its original turn again and include that turn in `covers` (evicted turns stay in the ledger and may be covered again). (2) A claim no cited turn supports is fabricated and refuses the compaction; numbers, versions, paths and names must appear verbatim in the turns cited. (3) Keep the origin: a guess (\"I think\") stays `hedged`. (4) Every pinned constraint must survive: a claim or a turn left in the window must still say each one; if the stream holds prohibitions, commitments or failed attempts that no pin covers, pin them first (the `pin` tool without items). (5) The compaction replaces the current one (its parent is always the stream's head); the fourth self-authored compaction in a row is flagged too deep and cannot back an irreversible action until its claims are re-grounded (`reground`). Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
+        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything, and a refused compaction leaves your window as it was. The rules it must meet: (1) `covers` lists the turns you wrote it from (turn:A..turn:B); each claim cites in `witnesses` turns inside `covers` that say it; a claim citing only turns outside `covers`, or only earlier claims (prior:N), is laundered: unverified, and more than 15% laundered actionable claims refuses the compaction. To carry a fact from the previous compaction, cite its original turn again and include that turn in `covers` (evicted turns stay in the ledger and may be covered again). (2) A claim no cited turn supports is fabricated and refuses the compaction; numbers, versions, paths and names must appear verbatim in the turns cited. (3) Keep the origin: a guess (\"I think\") stays `hedged`. (4) Every pinned constraint must survive: a claim or a turn left in the window must still say each one; if the stream holds prohibitions, commitments or failed attempts that no pin covers, pin them first (the `pin` tool without items). (5) The compaction replaces the current one (its parent is always the stream's head); the fourth self-authored compaction in a row is flagged too deep and cannot back an irreversible action until its claims are re-grounded (`reground`). Instead of `claims` you may give the summary as prose in `text`: cairn finds each sentence's witnesses among the covered turns and shows, per claim, the witnesses found and why. Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
     )]
     async fn propose_compaction(
         &self,

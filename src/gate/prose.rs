@@ -1,0 +1,332 @@
+//! Prose compactions (SPEC.md section 8.8): a summary written as text becomes claims, one per
+//! sentence or list item, each with the witnesses found for it among what the summary covers,
+//! and an origin inferred from those witnesses and its own hedges. The claims are ordinary
+//! records: every gate then judges them as it judges claims a runtime wrote itself.
+
+use super::{Gatekeeper, Outcome};
+use crate::error::Result;
+use crate::record::{Claim, Judgement, Origin, Record, Relation, Rid, Role, Summary};
+use crate::store::{Appended, Batch, Read};
+use crate::text::{self, terms};
+
+pub use crate::text::prose::claims;
+
+/// How many candidates, best by recall's ranking, the scorer reads for each sentence.
+pub const RERANKED: usize = 8;
+
+/// The most witnesses a derived claim cites.
+pub const MAX_WITNESSES: usize = 3;
+
+/// A candidate witness of a sentence: a covered span or an earlier claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The record.
+    pub rid: Rid,
+    /// For a span: its turn and role; `None` for a claim.
+    pub turn: Option<(u64, Role)>,
+    /// Its text.
+    pub text: String,
+}
+
+/// One witness found for a sentence, with how it ranked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    /// The candidate's position in the list handed to [`rank`].
+    pub candidate: usize,
+    /// Its BM25 score against the sentence, with the recall index's term weights.
+    pub bm25: f64,
+    /// The scorer's entailment of the sentence by it; `None` when the scorer did not read it
+    /// (ranked past [`RERANKED`] by BM25).
+    pub entailment: Option<f64>,
+}
+
+/// A witness found for a sentence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Witness {
+    /// The span or earlier claim.
+    pub rid: Rid,
+    /// For a span: its turn.
+    pub turn: Option<u64>,
+    /// The scorer's entailment of the sentence by it.
+    pub entailment: f64,
+}
+
+/// A sentence of a prose compaction, made a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    /// The sentence, as the claim's text.
+    pub sentence: String,
+    /// The origin inferred: hedged when the sentence hedges; else from the best witness's
+    /// role (user or system: user-said; tool: tool-output; the assistant or an earlier claim:
+    /// inferred); inferred when nothing supports it.
+    pub origin: Origin,
+    /// The witnesses cited, best first: the candidates whose entailment reaches the policy's
+    /// `raw_entailment`, at most [`MAX_WITNESSES`]. Empty: the claim is unanchored.
+    pub witnesses: Vec<Witness>,
+    /// The best candidates, ranked, whether cited or not: what the verdict shows.
+    pub ranked: Vec<Ranked>,
+    /// Why, in a sentence.
+    pub why: String,
+}
+
+/// The candidates of a prose compaction of `stream`: the spans it covers; or, when it names
+/// none, the stream's spans still in the window, then the claims of the stream's head summary,
+/// which it may carry forward. (A compaction that names what it covers is judged on that alone,
+/// so the same line derives the same claims however the head moved since.)
+pub fn candidates<R: Read>(read: &R, stream: &str, covers: &[Rid]) -> Result<Vec<Candidate>> {
+    let mut spans = covers.to_vec();
+    let carried = spans.is_empty();
+    if carried {
+        read.window_newest_first(stream, |_, rid| {
+            spans.push(rid);
+            Ok(true)
+        })?;
+        spans.reverse();
+    }
+    let mut out = Vec::with_capacity(spans.len());
+    for rid in spans {
+        if let Some(Record::Span(s)) = read.get(&rid)? {
+            out.push(Candidate {
+                rid,
+                turn: Some((s.turn, s.role)),
+                text: s.text,
+            });
+        }
+    }
+    if let Some(head) = read.head(stream)?.filter(|_| carried) {
+        if let Some(Record::Summary(h)) = read.get(&head)? {
+            for c in h.claims {
+                if let Some(Record::Claim(claim)) = read.get(&c)? {
+                    out.push(Candidate {
+                        rid: c,
+                        turn: None,
+                        text: claim.text,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The candidates ranked by BM25 alone, as the recall index ranks them: its term weights
+/// (the ledger's document frequencies when it has an index, else the candidates' own), best
+/// first, ties to the later candidate (the newer turn). The finder's baseline.
+pub fn by_recall<R: Read>(
+    read: &R,
+    sentence: &str,
+    candidates: &[Candidate],
+) -> Result<Vec<(usize, f64)>> {
+    let (asked, _) = terms::terms(sentence);
+    let asked: Vec<&str> = asked.iter().map(|(t, _)| t.as_str()).collect();
+    let counts: Vec<(Vec<u32>, u32)> = (candidates.iter())
+        .map(|c| terms::occurrences(&c.text, &asked))
+        .collect();
+    let indexed = read.has_recall_index()?;
+    let texts = if indexed {
+        read.recall_term("")?.map_or(0, |(_, n)| n)
+    } else {
+        candidates.len() as u64
+    };
+    let mut idf = Vec::with_capacity(asked.len());
+    for (k, term) in asked.iter().enumerate() {
+        let df = if indexed {
+            read.recall_term(term)?.map_or(0, |(_, n)| n)
+        } else {
+            counts.iter().filter(|(tf, _)| tf[k] > 0).count() as u64
+        };
+        idf.push(terms::idf(texts.max(df), df));
+    }
+    let mut scored: Vec<(usize, f64)> = (counts.iter().enumerate())
+        .map(|(i, (tf, len))| {
+            let s = (tf.iter().zip(&idf))
+                .filter(|(tf, _)| **tf > 0)
+                .map(|(tf, idf)| idf * terms::weight(*tf, *len))
+                .sum();
+            (i, s)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    Ok(scored)
+}
+
+impl Gatekeeper {
+    /// The candidates ranked for `sentence`: the best [`RERANKED`] by recall's ranking, read
+    /// by the scorer and ordered by its entailment plus half their BM25 score relative to the
+    /// best one's (the scorer decides; recall breaks near ties), then the rest by BM25.
+    pub fn rank<R: Read>(
+        &self,
+        read: &R,
+        sentence: &str,
+        candidates: &[Candidate],
+    ) -> Result<Vec<Ranked>> {
+        let by_recall = by_recall(read, sentence, candidates)?;
+        let head = by_recall.len().min(RERANKED);
+        let pairs: Vec<(&str, &str)> = (by_recall[..head].iter())
+            .map(|(i, _)| (sentence, candidates[*i].text.as_str()))
+            .collect();
+        let scores = self.scorer.score_many(&pairs)?;
+        let mut ranked: Vec<Ranked> = (by_recall.iter().enumerate())
+            .map(|(k, (i, bm25))| Ranked {
+                candidate: *i,
+                bm25: *bm25,
+                entailment: scores.get(k).map(|s| s.entailment),
+            })
+            .collect();
+        let top = by_recall.first().map_or(1.0, |(_, s)| s.max(1e-9));
+        ranked[..head].sort_by(|a, b| {
+            let e = |r: &Ranked| r.entailment.unwrap_or(0.0) + 0.5 * r.bm25 / top;
+            e(b).total_cmp(&e(a))
+        });
+        Ok(ranked)
+    }
+
+    /// The claims of a prose compaction of `stream` covering `covers` (SPEC.md section 8.8):
+    /// one per sentence or list item of `text`, each with its witnesses, origin and reason.
+    /// Nothing is written; [`Gatekeeper::propose_prose`] appends them.
+    pub fn derive<R: Read>(
+        &self,
+        read: &R,
+        stream: &str,
+        covers: &[Rid],
+        text: &str,
+    ) -> Result<Vec<Derived>> {
+        let candidates = candidates(read, stream, covers)?;
+        let floor = self.policy.raw_entailment;
+        let mut out = Vec::new();
+        for sentence in claims(text) {
+            let ranked = self.rank(read, &sentence, &candidates)?;
+            let witnesses: Vec<Witness> = (ranked.iter())
+                .filter_map(|r| r.entailment.filter(|e| *e >= floor).map(|e| (r, e)))
+                .take(MAX_WITNESSES)
+                .map(|(r, entailment)| {
+                    let c = &candidates[r.candidate];
+                    Witness {
+                        rid: c.rid,
+                        turn: c.turn.map(|(t, _)| t),
+                        entailment,
+                    }
+                })
+                .collect();
+            let best = (ranked.first())
+                .filter(|_| !witnesses.is_empty())
+                .map(|r| &candidates[r.candidate]);
+            let origin = if text::is_hedged(&sentence) || reports_belief(&sentence) {
+                Origin::Hedged
+            } else {
+                match best.and_then(|c| c.turn) {
+                    Some((_, Role::User | Role::System)) => Origin::UserSaid,
+                    Some((_, Role::Tool)) => Origin::ToolOutput,
+                    _ => Origin::Inferred,
+                }
+            };
+            let why = match (best, ranked.first()) {
+                (Some(c), _) => format!(
+                    "{} of {} candidates support it; the best is {} (entailment {:.2})",
+                    witnesses.len(),
+                    candidates.len(),
+                    describe(c),
+                    witnesses[0].entailment
+                ),
+                (None, Some(r)) if r.entailment.is_some() => format!(
+                    "no covered span or earlier claim supports it: the closest, {}, entails it at {:.2}, below {floor:.2}; it is unanchored",
+                    describe(&candidates[r.candidate]),
+                    r.entailment.unwrap_or(0.0)
+                ),
+                _ => "the summary covers nothing to support it; it is unanchored".to_string(),
+            };
+            out.push(Derived {
+                sentence,
+                origin,
+                witnesses,
+                ranked: ranked.into_iter().take(MAX_WITNESSES).collect(),
+                why,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A prose compaction judged: the gates' outcome, and each derived claim as appended.
+pub struct Prose {
+    /// The summary's verdict and findings, as for any summary.
+    pub outcome: Outcome,
+    /// Each sentence's claim, in order, with how it was derived.
+    pub claims: Vec<(Appended, Derived)>,
+}
+
+impl Gatekeeper {
+    /// Proposes a summary written as prose (SPEC.md section 8.8): derives its claims from
+    /// `text` ([`Gatekeeper::derive`]), appends them ([`Gatekeeper::append_derived`]) after
+    /// any claims `summary` already lists, and proposes it through every gate.
+    pub fn propose_prose(&self, batch: &mut Batch, summary: Summary, text: &str) -> Result<Prose> {
+        let mut summary = summary;
+        let derived = self.derive(batch, &summary.stream, &summary.covers, text)?;
+        let claims = self.append_derived(batch, &summary.stream, derived)?;
+        for (a, _) in &claims {
+            if !summary.claims.contains(&a.rid) {
+                summary.claims.push(a.rid);
+            }
+        }
+        let outcome = self.propose_summary(batch, summary)?;
+        Ok(Prose { outcome, claims })
+    }
+
+    /// Appends derived claims to `stream`, each with a judgement that holds each span
+    /// witness's score under the scorer's id. A sentence that repeats an earlier one is one
+    /// claim: it is returned once.
+    pub fn append_derived(
+        &self,
+        batch: &mut Batch,
+        stream: &str,
+        derived: Vec<Derived>,
+    ) -> Result<Vec<(Appended, Derived)>> {
+        let mut out: Vec<(Appended, Derived)> = Vec::with_capacity(derived.len());
+        for d in derived {
+            let claim = Claim {
+                stream: stream.to_string(),
+                text: d.sentence.clone(),
+                origin: d.origin.clone(),
+                witnesses: d.witnesses.iter().map(|w| w.rid).collect(),
+                actionable: false,
+            };
+            let appended = batch.append(claim)?;
+            if out.iter().any(|(a, _)| a.rid == appended.rid) {
+                continue;
+            }
+            for w in d.witnesses.iter().filter(|w| w.turn.is_some()) {
+                {
+                    batch.append(Judgement {
+                        claim: appended.rid,
+                        span: w.rid,
+                        relation: Relation::Entails,
+                        score: crate::record::score_from_unit(w.entailment).unwrap_or(0),
+                        scorer: self.scorer.id().to_string(),
+                    })?;
+                }
+            }
+            out.push((appended, d));
+        }
+        Ok(out)
+    }
+}
+
+/// Verbs that report a belief, not a fact: "the user thinks the port is 5433" keeps the
+/// user's hedge.
+const BELIEF: &[&str] = &[
+    "think", "thinks", "believe", "believes", "suspect", "suspects", "guess", "guesses",
+    "assume", "assumes", "suppose", "supposes", "reckon", "reckons",
+];
+
+/// Whether a sentence reports a belief ([`BELIEF`]).
+fn reports_belief(sentence: &str) -> bool {
+    text::words(sentence).iter().any(|w| BELIEF.contains(&w.as_str()))
+}
+
+/// "turn 212 (user)" or "an earlier claim".
+fn describe(c: &Candidate) -> String {
+    match c.turn {
+        Some((turn, role)) => format!("turn {turn} ({})", role.name()),
+        None => format!("the earlier claim {:?}", c.text),
+    }
+}

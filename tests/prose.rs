@@ -1,0 +1,207 @@
+//! Prose compactions (SPEC.md section 8.8): a summary written as text becomes claims with the
+//! witnesses found for them, and every gate judges those claims.
+
+use crate::util::summary;
+use cairn::gate::{Gate, Gatekeeper};
+use cairn::ingest::{self, Run};
+use cairn::record::{Author, Origin, Record, Role, Span, Status};
+use cairn::{Ledger, Read};
+
+fn turn(turn: u64, role: Role, text: &str) -> Span {
+    Span {
+        stream: "s".into(),
+        turn,
+        role,
+        tool: None,
+        text: text.into(),
+    }
+}
+
+/// A stream with a constraint, a tool's answer and a guess, all covered.
+fn ledger() -> (Ledger, Vec<cairn::record::Rid>) {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let rids = [
+        turn(1, Role::User, "We are still on libfoo 2.3.1, do not bump."),
+        turn(2, Role::Tool, "name = \"libfoo\"\nversion = \"2.3.1\""),
+        turn(3, Role::User, "I think the staging DB is on port 5433."),
+        turn(
+            4,
+            Role::Assistant,
+            "Moved retry handling into src/net/client.rs; tests pass.",
+        ),
+    ]
+    .into_iter()
+    .map(|s| b.append(s).unwrap().rid)
+    .collect();
+    // The runtime pins the stream's constraints, as `pin --auto` does.
+    let items = b.items("s").unwrap();
+    b.append(cairn::gate::pin_of("s", "auto", &items)).unwrap();
+    b.commit().unwrap();
+    (ledger, rids)
+}
+
+fn propose(
+    ledger: &Ledger,
+    covers: Vec<cairn::record::Rid>,
+    text: &str,
+) -> cairn::gate::prose::Prose {
+    let mut b = ledger.batch().unwrap();
+    let mut s = summary("s", None, Author::SelfAuthored, vec![], vec![]);
+    s.covers = covers;
+    let p = Gatekeeper::default()
+        .propose_prose(&mut b, s, text)
+        .unwrap();
+    b.commit().unwrap();
+    p
+}
+
+#[test]
+fn faithful_prose_is_admitted_with_its_witnesses_found() {
+    let (ledger, rids) = ledger();
+    let text = "## Summary\n\nWe are still on libfoo 2.3.1. Do not bump libfoo.\n\
+                - Retry handling moved into src/net/client.rs.\n```\ncargo test\n```";
+    let p = propose(&ledger, rids.clone(), text);
+    assert!(p.outcome.admitted, "{:?}", p.outcome.findings);
+    let sentences: Vec<&str> = p.claims.iter().map(|(_, d)| d.sentence.as_str()).collect();
+    assert_eq!(
+        sentences,
+        [
+            "We are still on libfoo 2.3.1.",
+            "Do not bump libfoo.",
+            "Retry handling moved into src/net/client.rs."
+        ]
+    );
+    let (_, first) = &p.claims[0];
+    assert_eq!(first.witnesses[0].rid, rids[0]);
+    assert_eq!(first.witnesses[0].turn, Some(1));
+    assert_eq!(first.origin, Origin::UserSaid);
+    assert!(first.why.contains("turn 1 (user)"), "{}", first.why);
+    // The assistant's report is the agent's own: inferred.
+    assert_eq!(p.claims[2].1.origin, Origin::Inferred);
+    assert_eq!(p.claims[2].1.witnesses[0].rid, rids[3]);
+    // Each derived claim is an ordinary record citing what was found, its score kept.
+    let snap = ledger.snapshot().unwrap();
+    let Some(Record::Claim(c)) = snap.get(&p.claims[0].0.rid).unwrap() else {
+        panic!("no claim")
+    };
+    // The tool's lock file says 2.3.1 too: both support it, the user's turn first.
+    assert_eq!(first.witnesses.len(), 2);
+    assert!(c.witnesses.contains(&rids[0]) && c.witnesses.contains(&rids[1]));
+    let judged = snap.of_kind(cairn::record::Kind::Judgement).unwrap();
+    let cited: usize = p.claims.iter().map(|(_, d)| d.witnesses.len()).sum();
+    assert_eq!(judged.len(), cited);
+    // The gates judge them as any claims: admitted, none fabricated.
+    let statuses: Vec<Status> = p.outcome.claims.iter().map(|s| s.status).collect();
+    assert_eq!(statuses.len(), 3);
+    assert!(
+        statuses
+            .iter()
+            .all(|s| matches!(s, Status::Verified | Status::Unverified)),
+        "{statuses:?}"
+    );
+}
+
+#[test]
+fn a_fabricated_sentence_is_unanchored_and_refuses_the_compaction() {
+    let (ledger, rids) = ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "We are still on libfoo 2.3.1. The payments service was migrated to Kubernetes.",
+    );
+    assert!(!p.outcome.admitted);
+    let (appended, d) = &p.claims[1];
+    // Never dropped: recorded, with no witness, and the reason given.
+    assert!(d.witnesses.is_empty());
+    assert!(d.why.contains("unanchored"), "{}", d.why);
+    assert!(appended.new);
+    assert!(
+        p.outcome
+            .findings
+            .iter()
+            .any(|f| f.gate == Gate::UnanchoredClaim && f.subject == appended.rid),
+        "{:?}",
+        p.outcome.findings
+    );
+}
+
+#[test]
+fn a_contradicted_sentence_is_refused_and_its_near_miss_admitted() {
+    let (ledger, rids) = ledger();
+    let refused = propose(&ledger, rids.clone(), "libfoo was upgraded to 2.4.0.");
+    assert!(!refused.outcome.admitted, "{:?}", refused.outcome.findings);
+    let (ledger, rids2) = self::ledger();
+    let admitted = propose(&ledger, rids2, "libfoo stays at 2.3.1.");
+    assert!(admitted.outcome.admitted, "{:?}", admitted.outcome.findings);
+    assert_eq!(rids.len(), 4);
+}
+
+#[test]
+fn a_guess_restated_as_fact_is_not_laundered_through_prose() {
+    let (ledger, rids) = ledger();
+    // The sentence drops the user's hedge; the derived claim cites the hedged turn, and the
+    // hedge gate sees that the summary stated a guess as a fact.
+    let p = propose(&ledger, rids.clone(), "The staging DB port is 5433.");
+    let (_, d) = &p.claims[0];
+    assert_eq!(d.witnesses[0].rid, rids[2]);
+    assert!(
+        p.outcome
+            .findings
+            .iter()
+            .any(|f| f.gate == Gate::HedgeStripped),
+        "{:?}",
+        p.outcome.findings
+    );
+    // Near miss: keeping the hedge is a hedged claim, and no hedge is stripped.
+    let (ledger, rids) = self::ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "The user thinks the staging DB is on port 5433.",
+    );
+    assert!(
+        !p.outcome
+            .findings
+            .iter()
+            .any(|f| f.gate == Gate::HedgeStripped),
+        "{:?}",
+        p.outcome.findings
+    );
+}
+
+#[test]
+fn a_prose_line_ingests_once_and_reports_each_claim() {
+    let (ledger, _) = ledger();
+    let line = r#"{"kind":"summary","stream":"s","author":"self","budget":4000,"covers":["turn:1..turn:4"],"text":"We are still on libfoo 2.3.1. Do not bump libfoo."}"#;
+    let gate = Gatekeeper::default();
+    let mut b = ledger.batch().unwrap();
+    let r = Run::new()
+        .apply_line(&mut b, &gate, 1, line.as_bytes())
+        .unwrap()
+        .unwrap();
+    b.commit().unwrap();
+    assert_eq!(r.claims.len(), 2);
+    let v = ingest::line_result(&r);
+    assert_eq!(v["claims"][0]["witnesses"][0]["turn"], 1);
+    assert_eq!(v["claims"][0]["origin"], "user-said");
+    assert!(v["claims"][0]["why"].as_str().unwrap().contains("turn 1"));
+    let size = ledger.len().unwrap();
+    // The same line again appends nothing.
+    let mut b = ledger.batch().unwrap();
+    let again = Run::new()
+        .apply_line(&mut b, &gate, 1, line.as_bytes())
+        .unwrap()
+        .unwrap();
+    b.commit().unwrap();
+    assert!(!again.new);
+    assert_eq!(ledger.len().unwrap(), size);
+    // Both claims and text: refused, naming the field.
+    let both = line.replace(r#""text""#, r#""claims":[],"text""#);
+    let mut b = ledger.batch().unwrap();
+    let err = Run::new()
+        .apply_line(&mut b, &gate, 7, both.as_bytes())
+        .unwrap_err();
+    assert_eq!(err.field.as_deref(), Some("text"));
+    assert!(err.message.contains("not both"), "{}", err.message);
+}
