@@ -34,6 +34,7 @@
 pub mod checkpoint;
 mod error;
 pub mod gate;
+pub mod import;
 pub mod ingest;
 pub mod memory;
 mod merkle;

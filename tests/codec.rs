@@ -270,8 +270,8 @@ fn bad_headers_scores_and_booleans_are_rejected() {
     v[0] = 2;
     assert_eq!(decode(&v), Err(DecodeError::Version(2)));
     let mut k = good.clone();
-    k[1] = 14;
-    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(14)));
+    k[1] = 15;
+    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(15)));
     let mut flag = good.clone();
     *flag.last_mut().unwrap() = 2;
     assert!(decode(&flag).is_err());
@@ -340,4 +340,14 @@ fn a_finding_stores_its_gate_by_name_and_unknown_names_are_refused() {
     // Near miss: another real gate name of the same length decodes, as that gate.
     other[at..at + 8].copy_from_slice(b"pin-loss");
     assert!(decode(&other).is_ok());
+}
+
+#[test]
+fn every_role_has_a_place_in_tables_indexed_by_role() {
+    // Tables of one entry per role (the gates' latest support by speaker) are sized by COUNT.
+    for name in Role::NAMES.split_whitespace() {
+        let role = Role::from_name(name).unwrap();
+        assert!((role as usize) < Role::COUNT, "{name}");
+    }
+    assert_eq!(Role::NAMES.split_whitespace().count(), Role::COUNT);
 }

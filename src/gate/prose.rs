@@ -217,6 +217,7 @@ impl Gatekeeper {
                 match best.and_then(|c| c.turn) {
                     Some((_, Role::User | Role::System)) => Origin::UserSaid,
                     Some((_, Role::Tool)) => Origin::ToolOutput,
+                    // A tool call is what the agent did: inferred, as its own words are.
                     _ => Origin::Inferred,
                 }
             };
@@ -314,13 +315,15 @@ impl Gatekeeper {
 /// Verbs that report a belief, not a fact: "the user thinks the port is 5433" keeps the
 /// user's hedge.
 const BELIEF: &[&str] = &[
-    "think", "thinks", "believe", "believes", "suspect", "suspects", "guess", "guesses",
-    "assume", "assumes", "suppose", "supposes", "reckon", "reckons",
+    "think", "thinks", "believe", "believes", "suspect", "suspects", "guess", "guesses", "assume",
+    "assumes", "suppose", "supposes", "reckon", "reckons",
 ];
 
 /// Whether a sentence reports a belief ([`BELIEF`]).
 fn reports_belief(sentence: &str) -> bool {
-    text::words(sentence).iter().any(|w| BELIEF.contains(&w.as_str()))
+    text::words(sentence)
+        .iter()
+        .any(|w| BELIEF.contains(&w.as_str()))
 }
 
 /// "turn 212 (user)" or "an earlier claim".

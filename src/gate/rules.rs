@@ -169,7 +169,7 @@ pub(crate) struct WitnessCheck {
     /// The latest turn of each speaker among the cited spans that surely support the claim
     /// (entailment at or above `verify_entailment`): what it says supersedes what that speaker
     /// said at earlier turns of the claim's stream.
-    pub latest_support: [Option<u64>; 4],
+    pub latest_support: [Option<u64>; Role::COUNT],
 }
 
 /// The speaker a claim's text names as its subject, from its first words ("The user asked

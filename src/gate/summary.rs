@@ -322,7 +322,7 @@ impl Gatekeeper {
         at: &ClaimAt<'_>,
         carried: &[Rid],
         window: &Window,
-        latest_support: [Option<u64>; 4],
+        latest_support: [Option<u64>; Role::COUNT],
         findings: &mut Vec<Finding>,
     ) -> Result<()> {
         let mut found = BTreeSet::new();
@@ -516,7 +516,7 @@ impl Gatekeeper {
 
 /// Whether a later span the claim cites, surely supporting it, supersedes `span`: both of the
 /// claim's stream and of one speaker, `span` told at an earlier turn (SPEC.md 8.1, time).
-fn superseded(span: &Span, stream: &str, latest_support: [Option<u64>; 4]) -> bool {
+fn superseded(span: &Span, stream: &str, latest_support: [Option<u64>; Role::COUNT]) -> bool {
     span.stream == stream && latest_support[span.role as usize].is_some_and(|t| span.turn < t)
 }
 

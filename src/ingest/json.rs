@@ -75,6 +75,10 @@ pub fn record(r: &Record) -> Map<String, Value> {
                 "class": i.class.name(), "text": i.text,
             })).collect::<Vec<_>>(),
         }),
+        Record::Place(p) => json!({
+            "span": p.span.to_hex(), "log": p.log, "message": p.message, "line": p.line,
+            "timestamp": p.timestamp,
+        }),
         Record::Ruling(r) => json!({
             "claim": r.claim.to_hex(), "spans": rids(&r.spans), "judge": r.judge,
             "prompt": r.prompt, "answer": r.answer.name(), "quote": r.quote,

@@ -29,8 +29,8 @@ use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
     score_from_unit, Action, Author, Check, Claim, Classification, Finding, FoundItem, Judgement,
-    Kind, Origin, Pin, PinClass, PinItem, Receipt, Record, Reground, Relation, Retirement, Rid,
-    Role, Ruling, Score, Span, Summary, Verdict, SCORE_ONE,
+    Kind, Origin, Pin, PinClass, PinItem, Place, Receipt, Record, Reground, Relation, Retirement,
+    Rid, Role, Ruling, Score, Span, Summary, Verdict, SCORE_ONE,
 };
 use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
@@ -290,6 +290,26 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
             }))
         }
     };
+    // A span line's `source`: where the span came from in the original log, a place record.
+    if kind == Kind::Span {
+        if let Some(v) = obj.get("source") {
+            let Value::Object(m) = v else {
+                return Err(ctx.err(
+                    Some("source".into()),
+                    format!(
+                        "expected an object {{log, message?, line?, timestamp?}}, found {}",
+                        type_name(v)
+                    ),
+                ));
+            };
+            let o = Obj::new(ctx, m.clone(), "source")?;
+            o.check_fields(ctx, &["log", "message", "line", "timestamp"])?;
+            let place = place_fields(ctx, &o, appended.rid)?;
+            ctx.batch
+                .append(place)
+                .map_err(|e| ctx.store_err(Some("source".into()), e))?;
+        }
+    }
     if let Some(o) = &gate_result {
         for c in &mut claims {
             c.status = o.claims.iter().find(|s| s.claim == c.rid).map(|s| s.status);
@@ -381,11 +401,16 @@ fn parse_record(
         "ruling" => (ruling(ctx, obj)?, Vec::new()),
         "retirement" => (retirement(ctx, obj)?, Vec::new()),
         "classification" => (classification(ctx, obj)?, Vec::new()),
+        "place" => {
+            let stream = obj.opt_str(ctx, "stream")?;
+            let span = one_ref(ctx, obj, stream, "span")?;
+            (place_fields(ctx, obj, span)?, Vec::new())
+        }
         other => {
             return Err(ctx.err(
                 Some("kind".into()),
                 format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement or classification"
+                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement, classification or place"
                 ),
             ))
         }
@@ -541,7 +566,7 @@ fn refusal(kind: Kind, o: &Outcome) -> Option<String> {
 fn allowed_fields(kind: Kind) -> &'static [&'static str] {
     match kind {
         Kind::Span => &[
-            "kind", "stream", "turn", "role", "name", "text", "rid", "index",
+            "kind", "stream", "turn", "role", "name", "text", "source", "rid", "index",
         ],
         Kind::Claim => &[
             "kind",
@@ -598,6 +623,17 @@ fn allowed_fields(kind: Kind) -> &'static [&'static str] {
         Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
         Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
         Kind::Retirement => &["kind", "stream", "pin", "item", "witness", "rid", "index"],
+        Kind::Place => &[
+            "kind",
+            "stream",
+            "span",
+            "log",
+            "message",
+            "line",
+            "timestamp",
+            "rid",
+            "index",
+        ],
         Kind::Classification => &[
             "kind",
             "stream",
@@ -1184,6 +1220,20 @@ fn pin(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
         stream,
         name,
         items,
+    }))
+}
+
+/// A place: `log`, and `message`, `line` and `timestamp` where the log has them.
+fn place_fields(ctx: &Ctx<'_>, obj: &Obj, span: Rid) -> Res<Record> {
+    Ok(Record::Place(Place {
+        span,
+        log: obj.str(ctx, "log")?.to_string(),
+        message: obj.opt_str(ctx, "message")?.map(str::to_string),
+        line: match obj.get("line") {
+            Some(_) => Some(obj.u64(ctx, "line")?),
+            None => None,
+        },
+        timestamp: obj.opt_str(ctx, "timestamp")?.map(str::to_string),
     }))
 }
 

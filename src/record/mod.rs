@@ -50,6 +50,8 @@ pub enum Kind {
     Retirement = 12,
     /// What the classifier found in a span, written by the store when the span is appended.
     Classification = 13,
+    /// Where a span came from in the original log: the file, the message id or line, the time.
+    Place = 14,
 }
 
 impl Kind {
@@ -69,6 +71,7 @@ impl Kind {
             11 => Kind::Ruling,
             12 => Kind::Retirement,
             13 => Kind::Classification,
+            14 => Kind::Place,
             _ => return None,
         })
     }
@@ -89,11 +92,12 @@ impl Kind {
             Kind::Ruling => "ruling",
             Kind::Retirement => "retirement",
             Kind::Classification => "classification",
+            Kind::Place => "place",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 14] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -107,6 +111,7 @@ impl Kind {
         Kind::Ruling,
         Kind::Retirement,
         Kind::Classification,
+        Kind::Place,
     ];
 }
 
@@ -127,6 +132,14 @@ pub enum Role {
     Tool,
     /// The system prompt or runtime.
     System,
+    /// A tool call the agent made: the tool's name in `tool`, its arguments as the text. Kept
+    /// apart from the tool's output, which is a `Tool` span.
+    ToolCall,
+}
+
+impl Role {
+    /// How many roles there are: a table indexed by `role as usize` has this many entries.
+    pub const COUNT: usize = 5;
 }
 
 /// Where a claim says it came from. `Missing` and `Other` are kept so the gates can flag them.
@@ -440,6 +453,23 @@ pub struct FoundItem {
     pub text: String,
 }
 
+/// Where a span came from in the original log it was imported from (SPEC.md section 2.1):
+/// written by an importer, or from a span line's `source`, right after the span. The span's own
+/// bytes do not change; a span may have more than one place (the same turn seen in two logs).
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Place {
+    /// The span.
+    pub span: Rid,
+    /// The log: a file path or a session id, as the importer read it.
+    pub log: String,
+    /// The message's id in the log (a uuid, a call id), if it has one.
+    pub message: Option<String>,
+    /// The line of the log (1-based), for a log read line by line.
+    pub line: Option<u64>,
+    /// The time the log gives the message, as written there (RFC 3339 mostly).
+    pub timestamp: Option<String>,
+}
+
 /// The most items one classification record holds.
 pub const MAX_FOUND_ITEMS: usize = 255;
 
@@ -472,6 +502,8 @@ pub enum Record {
     Retirement(Retirement),
     /// See [`Classification`].
     Classification(Classification),
+    /// See [`Place`].
+    Place(Place),
 }
 
 macro_rules! record_from {
@@ -496,7 +528,8 @@ record_from!(
     Receipt,
     Ruling,
     Retirement,
-    Classification
+    Classification,
+    Place
 );
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
@@ -536,6 +569,8 @@ pub enum LinkRole {
     RetirementWitness,
     /// The span a classification record is about.
     Classified,
+    /// The span a place record locates.
+    Placed,
 }
 
 impl LinkRole {
@@ -559,6 +594,7 @@ impl LinkRole {
             LinkRole::RetiredPin => "pin",
             LinkRole::RetirementWitness => "witness",
             LinkRole::Classified => "span",
+            LinkRole::Placed => "span",
         }
     }
 
@@ -575,7 +611,8 @@ impl LinkRole {
             | LinkRole::ReceiptSpan
             | LinkRole::RulingSpan
             | LinkRole::RetirementWitness
-            | LinkRole::Classified => &[Kind::Span],
+            | LinkRole::Classified
+            | LinkRole::Placed => &[Kind::Span],
             LinkRole::RetiredPin => &[Kind::Pin],
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
@@ -616,6 +653,7 @@ impl Record {
             Record::Ruling(_) => Kind::Ruling,
             Record::Retirement(_) => Kind::Retirement,
             Record::Classification(_) => Kind::Classification,
+            Record::Place(_) => Kind::Place,
         }
     }
 
@@ -634,7 +672,8 @@ impl Record {
             | Record::Reground(_)
             | Record::Check(_)
             | Record::Ruling(_)
-            | Record::Classification(_) => None,
+            | Record::Classification(_)
+            | Record::Place(_) => None,
         }
     }
 
@@ -679,6 +718,7 @@ impl Record {
                 (LinkRole::RetirementWitness, r.witness),
             ],
             Record::Classification(f) => vec![(LinkRole::Classified, f.span)],
+            Record::Place(p) => vec![(LinkRole::Placed, p.span)],
         }
     }
 
@@ -712,7 +752,8 @@ impl Record {
             | Record::Verdict(_)
             | Record::Check(_)
             | Record::Retirement(_)
-            | Record::Classification(_) => {}
+            | Record::Classification(_)
+            | Record::Place(_) => {}
         }
     }
 
@@ -766,6 +807,18 @@ impl Record {
                     None
                 }
             }
+            Record::Place(p) => {
+                if p.log.is_empty() {
+                    Some("`log` is empty; name the file or session the span came from".to_string())
+                } else if p.message.as_deref() == Some("") || p.timestamp.as_deref() == Some("") {
+                    Some(
+                        "`message` and `timestamp` are left out when the log has none, never empty"
+                            .to_string(),
+                    )
+                } else {
+                    None
+                }
+            }
         }
     }
 }
@@ -815,7 +868,7 @@ macro_rules! names {
         }
     };
 }
-names!(Role { User = "user", Assistant = "assistant", Tool = "tool", System = "system" });
+names!(Role { User = "user", Assistant = "assistant", Tool = "tool", System = "system", ToolCall = "tool-call" });
 names!(Author { SelfAuthored = "self", Separate = "separate" });
 names!(PinClass {
     Prohibition = "prohibition",

@@ -117,6 +117,7 @@ pub fn dot<R: Read>(read: &R, stream: Option<&str>) -> Result<String> {
             Record::Receipt(r) => ("note", format!("receipt\\n{}", escape(&r.key))),
             Record::Ruling(r) => ("hexagon", format!("ruling\\n{}", escape(&r.judge))),
             Record::Retirement(r) => ("octagon", format!("retirement\\n{}", escape(&r.item))),
+            Record::Place(p) => ("note", format!("place\\n{}", escape(&p.log))),
             Record::Classification(c) => {
                 ("note", format!("classification\\n{} items", c.items.len()))
             }

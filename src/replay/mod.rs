@@ -345,6 +345,26 @@ impl<'a, R: Read> Walker<'a, R> {
         Ok(best)
     }
 
+    /// "turn 12, user", and where the span came from when it was imported: "turn 12, user,
+    /// session.jsonl line 34 (message 5e1f..., 2025-06-01T10:00:00Z)".
+    fn place_detail(&self, rid: &Rid, span: &Span) -> Result<String> {
+        let mut detail = format!("turn {}, {}", span.turn, span.role.name());
+        if let Some(p) = self.read.places(rid)?.into_iter().next() {
+            detail.push_str(&format!(", {}", p.log));
+            if let Some(line) = p.line {
+                detail.push_str(&format!(" line {line}"));
+            }
+            let about: Vec<String> = [p.message.map(|m| format!("message {m}")), p.timestamp]
+                .into_iter()
+                .flatten()
+                .collect();
+            if !about.is_empty() {
+                detail.push_str(&format!(" ({})", about.join(", ")));
+            }
+        }
+        Ok(detail)
+    }
+
     fn span_node(&mut self, rid: Rid, index: u64, hop: Hop, span: &Span) -> Result<Node> {
         let status = match self.read.evicted_by(&rid)? {
             Some(s) => format!(
@@ -359,7 +379,7 @@ impl<'a, R: Read> Walker<'a, R> {
             hop,
             kind: Kind::Span,
             text: span.text.clone(),
-            detail: format!("turn {}, {}", span.turn, span.role.name()),
+            detail: self.place_detail(&rid, span)?,
             status,
             depth: 0,
             parent: None,

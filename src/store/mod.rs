@@ -1154,9 +1154,11 @@ impl Batch {
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
-            Record::Action(_) | Record::Check(_) | Record::Ruling(_) | Record::Retirement(_) => {
-                Ok(())
-            }
+            Record::Action(_)
+            | Record::Check(_)
+            | Record::Ruling(_)
+            | Record::Retirement(_)
+            | Record::Place(_) => Ok(()),
             Record::Receipt(r) => {
                 self.txn
                     .open_table(RECEIPTS)?

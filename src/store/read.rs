@@ -479,6 +479,20 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
+    /// Where span `span` came from in the logs it was imported from: its place records
+    /// (SPEC.md 2.1), in the order of their rids.
+    fn places(&self, span: &Rid) -> Result<Vec<crate::record::Place>> {
+        let mut out = Vec::new();
+        for d in self.dependents(span)? {
+            if let Some(Record::Place(p)) = self.get(&d)? {
+                if p.span == *span {
+                    out.push(p);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The items of pin `pin` that retirements lifted (SPEC.md 8.4b): each item's text, with
     /// the retirement's rid and the user turn that lifted it, in the order of their rids.
     fn retirements(&self, pin: &Rid) -> Result<Vec<(String, (Rid, Rid))>> {

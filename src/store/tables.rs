@@ -152,7 +152,8 @@ pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
     let voice = match span.role {
         Role::User => Voice::User,
         Role::Assistant => Voice::Assistant,
-        Role::Tool => Voice::Tool,
+        // A tool call's arguments are read as a tool's text: no names or paths from them.
+        Role::Tool | Role::ToolCall => Voice::Tool,
         Role::System => Voice::System,
     };
     text::classify::classify(voice, &span.text)

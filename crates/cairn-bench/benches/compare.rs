@@ -76,6 +76,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         RetiredPin => 14,
         RetirementWitness => 15,
         Classified => 16,
+        Placed => 17,
     }
 }
 

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod commands;
+mod import_cmd;
 mod ingest_cmd;
 mod tlog;
 
@@ -70,6 +71,16 @@ enum Command {
     Ingest {
         /// A JSON Lines file, or `-` for standard input.
         file: String,
+    },
+    /// Import a real agent's own log (Claude Code, OpenAI-style chat): its messages become
+    /// spans that remember where they came from, and its compactions prose summaries, judged
+    /// by the gates. A directory imports every log in it.
+    Import {
+        /// The log's format: claude-code or openai-chat.
+        #[arg(long = "from")]
+        format: String,
+        /// A log file, or a directory of them (`*.jsonl`, `*.json`).
+        path: PathBuf,
     },
     /// Recompute every rid, re-check every link and rebuild every derived table; with
     /// --against, check that the ledger still holds a checkpoint's history.
@@ -444,6 +455,7 @@ fn run(cli: &Cli) -> Outcome {
     let gate = gatekeeper(cli)?;
     match &cli.command {
         Command::Ingest { file } => ingest_cmd::run(&cli.db, &gate, file, cli.json),
+        Command::Import { format, path } => import_cmd::run(&cli.db, &gate, format, path, cli.json),
         Command::Verify { against: None, .. } => verify(&cli.db, cli.json),
         Command::Recover => recover(&cli.db, cli.json),
         Command::Verify {

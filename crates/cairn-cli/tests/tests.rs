@@ -5,6 +5,7 @@ mod cli;
 mod concurrency;
 mod corruption;
 mod crash;
+mod import;
 mod limits;
 mod mcp;
 mod replay;

@@ -1,0 +1,122 @@
+//! `cairn import --from FORMAT FILE|DIR` (SPEC.md section 5.3).
+
+use crate::{count, Failure, Outcome};
+use cairn::gate::Gatekeeper;
+use cairn::import::{self, Format, ImportError, Report};
+use cairn::Ledger;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: bool) -> Outcome {
+    let Some(format) = Format::from_name(format) else {
+        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        return Err(Failure::usage(format!(
+            "unknown format {format:?}; use --from {}",
+            names.join(" or --from ")
+        )));
+    };
+    let files = logs(path)?;
+    let ledger = Ledger::open(db)?;
+    let mut refused = 0;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for file in files {
+        let before = ledger.len()?;
+        // A bar on a terminal only: piped or --json output stays quiet.
+        let bar = if !as_json && std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new_spinner();
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} {pos} messages ({per_sec})")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.set_message(file.display().to_string());
+            Some(bar)
+        } else {
+            None
+        };
+        let mut batch = ledger.batch()?;
+        let result = import::import(&mut batch, gate, format, &file, |n| {
+            if let Some(b) = &bar {
+                b.set_position(n);
+            }
+        });
+        if let Some(b) = &bar {
+            b.finish_and_clear();
+        }
+        let report = result.map_err(failure)?;
+        batch.commit()?;
+        let appended = ledger.len()? - before;
+        refused += report.compactions.iter().filter(|c| !c.1).count();
+        print(&mut out, &file, &report, appended, as_json);
+    }
+    Ok(u8::from(refused > 0))
+}
+
+/// The logs under `path`: the file itself, or a directory's `*.jsonl` and `*.json` files in
+/// name order (one level; Claude Code keeps a project's sessions side by side).
+fn logs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let cannot = |e: std::io::Error| {
+        Failure::usage(format!(
+            "cannot read {} ({e}); check the path",
+            path.display()
+        ))
+    };
+    if !path.is_dir() {
+        std::fs::metadata(path).map_err(cannot)?;
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out: Vec<PathBuf> = (std::fs::read_dir(path).map_err(cannot)?)
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl" || e == "json"))
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(Failure::usage(format!(
+            "{} holds no .jsonl or .json log; give a log file or its directory",
+            path.display()
+        )));
+    }
+    Ok(out)
+}
+
+fn failure(e: ImportError) -> Failure {
+    Failure {
+        code: if e.integrity { 3 } else { 2 },
+        message: format!("cannot import {e}"),
+    }
+}
+
+fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: bool) {
+    if as_json {
+        let v = json!({
+            "file": file.display().to_string(), "messages": r.messages, "lines": r.lines,
+            "present": r.present, "appended": appended, "streams": r.streams,
+            "compactions": r.compactions.iter().map(|(line, admitted, note)| json!({
+                "line": line, "verdict": if *admitted { "admitted" } else { "refused" },
+                "detail": note,
+            })).collect::<Vec<_>>(),
+            "skipped": r.skipped,
+        });
+        let _ = writeln!(out, "{v}");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "imported {}: {}, {} appended, {} already present; {}",
+        file.display(),
+        count(r.messages, "message", "messages"),
+        count(appended, "record", "records"),
+        count(r.present, "line", "lines"),
+        count(r.streams.len() as u64, "stream", "streams"),
+    );
+    for (line, admitted, note) in &r.compactions {
+        let verdict = if *admitted { "admitted" } else { "refused" };
+        let _ = writeln!(out, "  compaction at line {line}: {verdict}: {note}");
+    }
+    for (why, n) in &r.skipped {
+        let _ = writeln!(out, "  skipped {n}: {why}");
+    }
+}

@@ -1,0 +1,254 @@
+//! `cairn import` (SPEC.md section 5.3), end to end: import, the gates' verdict on the log's own
+//! compaction, `why` on a compaction claim back to the turn and the log line it came from,
+//! `report`, and importing again.
+
+use crate::util::{code, stderr, stdout, Tmp};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// `cairn --json import --from FORMAT LOG`.
+fn import(t: &Tmp, format: &str, log: &str) -> std::process::Output {
+    t.cairn(&["--json", "import", "--from", format, log], None)
+}
+
+fn fixture(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/import")
+        .join(path)
+}
+
+#[test]
+fn a_claude_code_session_imports_with_its_compaction_judged() {
+    let t = Tmp::new();
+    let log = fixture("made/claude-code-compaction.jsonl");
+    let log = log.to_str().unwrap();
+    let o = import(&t, "claude-code", log);
+    // The compaction claims libfoo was upgraded to 2.4.0: refused, exit 1.
+    assert_eq!(code(&o), 1, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["streams"][0], "claude-code:abc");
+    assert_eq!(r["compactions"][0]["line"], 6);
+    assert_eq!(r["compactions"][0]["verdict"], "refused");
+    let detail = r["compactions"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("2.4.0"), "{detail}");
+    // Skipped, and said why: the thinking block, the snapshot line, the cut-off last line.
+    let skipped = r["skipped"].as_object().unwrap();
+    assert!(
+        skipped.keys().any(|k| k.contains("truncated last line")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.keys().any(|k| k.contains("thinking")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.keys().any(|k| k.contains("file-history-snapshot")),
+        "{skipped:?}"
+    );
+
+    // The tool call and its result are two spans, the result named after the call.
+    let export = stdout(&t.cairn(&["export"], None));
+    let lines: Vec<Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = lines
+        .iter()
+        .find(|v| v["role"] == "tool-call")
+        .expect("a tool call");
+    assert_eq!(call["name"], "Bash");
+    let result = lines
+        .iter()
+        .find(|v| v["role"] == "tool")
+        .expect("a tool result");
+    assert_eq!(result["name"], "Bash");
+
+    // why: the compaction's faithful claim back to the user's turn, with its place in the log.
+    let claim = lines
+        .iter()
+        .find(|v| v["kind"] == "claim" && v["text"] == "We are still on libfoo 2.3.1.")
+        .expect("the faithful claim");
+    let why = stdout(&t.cairn(&["why", claim["rid"].as_str().unwrap()], None));
+    assert!(
+        why.contains("turn 0, user, ") && why.contains("line 1 (message u1, 2025-06-01T10:00:00Z)"),
+        "{why}"
+    );
+    let report = t.db().with_extension("html");
+    let o = t.cairn(
+        &["report", "claude-code:abc", "-o", report.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&report).unwrap().contains("libfoo"));
+
+    // Again: nothing appended.
+    let size = |t: &Tmp| {
+        let v: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
+        v["records"].as_u64().unwrap()
+    };
+    let before = size(&t);
+    let o = import(&t, "claude-code", log);
+    let again: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(again["appended"], 0);
+    assert_eq!(size(&t), before);
+}
+
+#[test]
+fn a_grown_log_appends_its_tail_and_a_malformed_line_writes_nothing() {
+    let t = Tmp::new();
+    let full = std::fs::read_to_string(fixture("made/claude-code-compaction.jsonl")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let head = t.file("s.jsonl", format!("{}\n", lines[..3].join("\n")).as_bytes());
+    let o = import(&t, "claude-code", head.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let first: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    // The log grows by two messages: only they are appended (and their records).
+    std::fs::write(&head, format!("{}\n", lines[..7].join("\n"))).unwrap();
+    let o = import(&t, "claude-code", head.to_str().unwrap());
+    let grown: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(grown["present"], first["lines"]);
+    assert!(grown["appended"].as_u64().unwrap() > 0);
+
+    // A malformed line in the middle: exit 2, the file and the line named, nothing written.
+    let bad = t.file(
+        "bad.jsonl",
+        format!(
+            "{}\n{{\"type\": \"user\", \n{}\n",
+            lines[0].replace("abc", "xyz"),
+            lines[1]
+        )
+        .as_bytes(),
+    );
+    let stats = |t: &Tmp| {
+        let v: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
+        (v["records"].clone(), v["kinds"].clone())
+    };
+    let before = stats(&t);
+    let o = t.cairn(
+        &["import", "--from", "claude-code", bad.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("bad.jsonl, line 2: malformed JSON"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stats(&t), before);
+    // An unknown format is a usage error that names the formats.
+    let o = t.cairn(&["import", "--from", "cursor", bad.to_str().unwrap()], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("--from claude-code or --from openai-chat"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_openai_chat_list_imports_tool_calls_apart_from_their_results() {
+    let t = Tmp::new();
+    let log = fixture("made/openai-chat-tools.json");
+    let o = import(&t, "openai-chat", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["messages"], 6);
+    assert_eq!(r["skipped"]["a message of role `critic`"], 1);
+    let export = stdout(&t.cairn(&["export"], None));
+    let spans: Vec<Value> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .collect();
+    let roles: Vec<&str> = spans.iter().map(|v| v["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "tool-call", "tool", "assistant"]);
+    assert_eq!(spans[2]["name"], "read_config");
+    assert_eq!(spans[3]["name"], "read_config");
+    assert_eq!(spans[0]["stream"], "openai-chat:openai-chat-tools");
+    // The system prompt's prohibition is an item the gates hold compactions to.
+    let o = t.cairn(
+        &[
+            "pin",
+            "--auto",
+            "--dry-run",
+            "openai-chat:openai-chat-tools",
+            "p",
+        ],
+        None,
+    );
+    assert!(
+        stdout(&o).contains("Never run DROP TABLE"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Real logs (tests/data/import/SOURCES.md): Claude Code sessions from FSM1/cipher-box (MIT),
+/// one with a manual `/compact`, and a mini-swe-agent chat log (MIT).
+#[test]
+fn real_claude_code_sessions_import_and_their_compaction_is_judged() {
+    let t = Tmp::new();
+    let plain = fixture("claude-code/cipher-box-session.jsonl");
+    let o = import(&t, "claude-code", plain.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["messages"], 43);
+    assert!(r["compactions"].as_array().unwrap().is_empty());
+    // Hook progress lines and file snapshots are counted and skipped, never fatal.
+    assert!(
+        r["skipped"]["a line of type `progress`"].as_u64().unwrap() > 0,
+        "{}",
+        r["skipped"]
+    );
+
+    let compacted = fixture("claude-code/cipher-box-compact-prefix.jsonl");
+    let o = import(&t, "claude-code", compacted.to_str().unwrap());
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    // The manual /compact at line 298 becomes a prose summary that the gates judge.
+    let c = &r["compactions"][0];
+    assert_eq!(c["line"], 298, "{r}");
+    assert_eq!(code(&o), if c["verdict"] == "refused" { 1 } else { 0 });
+    let o = t.cairn(&["verify"], None);
+    assert_eq!(code(&o), 0, "{}", stdout(&o));
+
+    // why on a claim of the compaction that found a witness: back to its turn and log line.
+    let export = stdout(&t.cairn(&["export"], None));
+    let lines: Vec<Value> = export
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let claim = lines
+        .iter()
+        .find(|v| v["kind"] == "claim" && v["witnesses"].as_array().is_some_and(|w| !w.is_empty()))
+        .expect("a compaction claim with a witness");
+    let why = stdout(&t.cairn(&["why", claim["rid"].as_str().unwrap()], None));
+    assert!(
+        why.contains("cipher-box-compact-prefix.jsonl line "),
+        "{why}"
+    );
+    let stream = lines.iter().find(|v| v["kind"] == "summary").unwrap()["stream"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let html = t.db().with_extension("html");
+    let o = t.cairn(&["report", &stream, "-o", html.to_str().unwrap()], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+fn a_real_chat_log_imports_as_openai_chat() {
+    let t = Tmp::new();
+    let log = fixture("openai-chat/mini-swe-agent-gemini-django-16255.traj.json");
+    let o = import(&t, "openai-chat", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["messages"], 36);
+    // mini-swe-agent's raw API responses ride along under `extra`: counted and skipped.
+    assert!(
+        r["skipped"]["unknown field `extra`"].as_u64().unwrap() > 0,
+        "{}",
+        r["skipped"]
+    );
+    let again = import(&t, "openai-chat", log.to_str().unwrap());
+    let again: Value = serde_json::from_str(stdout(&again).trim()).unwrap();
+    assert_eq!(again["appended"], 0);
+}

@@ -1,0 +1,266 @@
+//! OpenAI-style chat message lists: a JSON array of `{role, content, tool_calls,
+//! tool_call_id, name}` messages, an object holding one under `messages`, or JSON Lines of
+//! messages. Many exported logs and tau-bench-style conversations have this shape.
+//!
+//! - `user`, `assistant` and `system` (or `developer`) messages are spans of their role; a
+//!   `tool` (or `function`) message is the tool's output, named after its call.
+//! - An assistant's `tool_calls` are tool calls: the function's name, its arguments.
+//! - `content` is a string or a list of parts; the `text` parts are read.
+//! - The whole file is one stream, named after the file.
+
+use super::{Event, ImportError, Report, Source};
+use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+/// The fields of a message that cairn reads or knows to carry nothing it needs.
+const KNOWN: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "function_call",
+    "refusal",
+    "annotations",
+    "audio",
+    "id",
+    "timestamp",
+    "created_at",
+];
+
+pub(super) struct Translator {
+    stream: String,
+    calls: HashMap<String, String>,
+}
+
+impl Translator {
+    pub(super) fn new(path: &Path) -> Translator {
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "chat".into());
+        Translator {
+            stream: format!("openai-chat:{name}"),
+            calls: HashMap::new(),
+        }
+    }
+
+    /// The events of one message.
+    pub(super) fn message(
+        &mut self,
+        _src: &Source<'_>,
+        v: &Value,
+        report: &mut Report,
+    ) -> Vec<Event> {
+        let Some(obj) = v.as_object() else {
+            report.skip("a message that is not a JSON object");
+            return Vec::new();
+        };
+        for key in obj.keys() {
+            if !KNOWN.contains(&key.as_str()) {
+                report.skip(format!("unknown field `{key}`"));
+            }
+        }
+        let message = v["id"]
+            .as_str()
+            .or(v["tool_call_id"].as_str())
+            .map(str::to_string);
+        let timestamp = (v["timestamp"].as_str().or(v["created_at"].as_str())).map(str::to_string);
+        let span = |role: &'static str, tool: Option<String>, text: String| Event::Span {
+            stream: self.stream.clone(),
+            role,
+            tool,
+            text,
+            message: message.clone(),
+            timestamp: timestamp.clone(),
+        };
+        let text = super::text_of(&v["content"]);
+        let mut out = Vec::new();
+        match v["role"].as_str().unwrap_or("") {
+            role @ ("user" | "assistant" | "system" | "developer") => {
+                let role = match role {
+                    "user" => "user",
+                    "assistant" => "assistant",
+                    _ => "system",
+                };
+                if !text.trim().is_empty() {
+                    out.push(span(role, None, text));
+                }
+                let calls = v["tool_calls"].as_array().cloned().unwrap_or_default();
+                let legacy = v["function_call"]
+                    .is_object()
+                    .then(|| v["function_call"].clone());
+                for call in calls.iter().map(|c| &c["function"]).chain(legacy.iter()) {
+                    let name = call["name"].as_str().unwrap_or("tool").to_string();
+                    out.push(span(
+                        "tool-call",
+                        Some(name),
+                        plain_args(&call["arguments"]),
+                    ));
+                }
+                for c in &calls {
+                    if let (Some(id), Some(name)) =
+                        (c["id"].as_str(), c["function"]["name"].as_str())
+                    {
+                        self.calls.insert(id.to_string(), name.to_string());
+                    }
+                }
+                if out.is_empty() {
+                    report.skip("an empty message");
+                }
+            }
+            "tool" | "function" => {
+                let name = (v["tool_call_id"].as_str())
+                    .and_then(|id| self.calls.get(id).cloned())
+                    .or_else(|| v["name"].as_str().map(str::to_string));
+                if text.trim().is_empty() {
+                    report.skip("a tool result without text");
+                } else {
+                    out.push(span("tool", name, text));
+                }
+            }
+            other => report.skip(format!("a message of role `{other}`")),
+        }
+        out
+    }
+}
+
+/// Arguments as the model wrote them: a JSON string as it is, anything else as JSON.
+fn plain_args(args: &Value) -> String {
+    match args {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+pub(super) enum ReadError {
+    Import(ImportError),
+    Json { line: u64, message: String },
+}
+
+/// Reads the messages of a file, streaming: a JSON array (or `{"messages": [...]}`) element by
+/// element, or JSON Lines. `each` is given the message's line (for JSON Lines; 1 for an array,
+/// whose line is not tracked) and the message.
+pub(super) fn read(
+    reader: &mut dyn BufRead,
+    mut each: impl FnMut(u64, Value) -> Result<(), ImportError>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), ReadError> {
+    let first = loop {
+        let buf = reader.fill_buf().map_err(|e| ReadError::Json {
+            line: 1,
+            message: format!("cannot read the log ({e})"),
+        })?;
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => {
+                let b = buf[i];
+                reader.consume(i);
+                break Some(b);
+            }
+            None if buf.is_empty() => break None,
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    };
+    match first {
+        None => Ok(()),
+        Some(b'[') => {
+            let mut de = serde_json::Deserializer::from_reader(reader);
+            let mut failed = None;
+            let seed = Messages {
+                each: &mut each,
+                failed: &mut failed,
+                progress,
+            };
+            let result = seed.deserialize(&mut de);
+            if let Some(e) = failed {
+                return Err(ReadError::Import(e));
+            }
+            result.map_err(|e| ReadError::Json {
+                line: e.line() as u64,
+                message: format!("malformed JSON at column {} ({e}); nothing of this log was written", e.column()),
+            })
+        }
+        Some(b'{') => {
+            // One object: a list under `messages`, or JSON Lines of messages.
+            let mut text = String::new();
+            reader.read_to_string(&mut text).map_err(|e| ReadError::Json {
+                line: 1,
+                message: format!("cannot read the log ({e})"),
+            })?;
+            progress(text.len() as u64);
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let messages = v["messages"].as_array().cloned().unwrap_or_else(|| vec![v]);
+                for m in messages {
+                    each(1, m).map_err(ReadError::Import)?;
+                }
+                return Ok(());
+            }
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let last = i + 1 == text.lines().count() && !text.ends_with('\n');
+                match serde_json::from_str::<Value>(line) {
+                    Ok(v) => each(i as u64 + 1, v).map_err(ReadError::Import)?,
+                    Err(_) if last => {}
+                    Err(e) => {
+                        return Err(ReadError::Json {
+                            line: i as u64 + 1,
+                            message: format!("malformed JSON at column {} ({e}); nothing of this log was written", e.column()),
+                        })
+                    }
+                }
+            }
+            Ok(())
+        }
+        Some(other) => Err(ReadError::Json {
+            line: 1,
+            message: format!(
+                "an openai-chat log is a JSON list of messages, an object with `messages`, or JSON Lines; this one starts with {:?}",
+                other as char
+            ),
+        }),
+    }
+}
+
+/// A JSON array read one message at a time.
+struct Messages<'a, F> {
+    each: &'a mut F,
+    failed: &'a mut Option<ImportError>,
+    progress: &'a mut dyn FnMut(u64),
+}
+
+impl<'de, F: FnMut(u64, Value) -> Result<(), ImportError>> DeserializeSeed<'de>
+    for Messages<'_, F>
+{
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de, F: FnMut(u64, Value) -> Result<(), ImportError>> Visitor<'de> for Messages<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a list of chat messages")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut n = 0u64;
+        while let Some(v) = seq.next_element::<Value>()? {
+            n += 1;
+            (self.progress)(n);
+            if let Err(e) = (self.each)(n, v) {
+                *self.failed = Some(e);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+        }
+        Ok(())
+    }
+}
