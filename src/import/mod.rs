@@ -5,7 +5,9 @@
 //! gate. Importing the same log again appends nothing; a log that has grown appends its tail.
 
 mod claude_code;
+mod codex;
 mod openai_chat;
+mod swe_agent;
 
 use crate::gate::Gatekeeper;
 use crate::ingest::{LineResult, Run};
@@ -20,6 +22,10 @@ use std::path::{Path, PathBuf};
 pub enum Format {
     /// Claude Code session transcripts (`~/.claude/projects/*/*.jsonl`).
     ClaudeCode,
+    /// Codex CLI session rollouts (`~/.codex/sessions/**/rollout-*.jsonl`).
+    Codex,
+    /// SWE-agent trajectories (`*.traj`).
+    SweAgent,
     /// OpenAI-style chat message lists (`[{role, content, tool_calls}, ...]`), or a JSON Lines
     /// file of such messages.
     OpenAiChat,
@@ -30,6 +36,8 @@ impl Format {
     pub fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
+            Format::SweAgent => "swe-agent",
             Format::OpenAiChat => "openai-chat",
         }
     }
@@ -40,7 +48,12 @@ impl Format {
     }
 
     /// Every format.
-    pub const ALL: [Format; 2] = [Format::ClaudeCode, Format::OpenAiChat];
+    pub const ALL: [Format; 4] = [
+        Format::ClaudeCode,
+        Format::Codex,
+        Format::SweAgent,
+        Format::OpenAiChat,
+    ];
 }
 
 /// What went wrong, naming the file and line of the log.
@@ -140,8 +153,11 @@ pub fn import(
             })
     };
     match format {
-        Format::ClaudeCode => {
-            let mut translator = claude_code::Translator::default();
+        Format::ClaudeCode | Format::Codex => {
+            let mut translator = match format {
+                Format::Codex => Lines::Codex(codex::Translator::new()),
+                _ => Lines::ClaudeCode(claude_code::Translator::default()),
+            };
             let mut buf = Vec::new();
             let mut line = 0u64;
             loop {
@@ -204,8 +220,40 @@ pub fn import(
                 openai_chat::ReadError::Json { line, message } => fail(Some(line), message),
             })?;
         }
+        Format::SweAgent => {
+            let doc: Value = serde_json::from_reader(reader).map_err(|e| {
+                fail(
+                    Some(e.line() as u64),
+                    format!(
+                        "malformed JSON at column {} ({e}); nothing of this log was written",
+                        e.column()
+                    ),
+                )
+            })?;
+            let src = Source { log: &log };
+            let events = swe_agent::events(&src, &doc, &mut state.report);
+            progress(state.report.messages);
+            for event in events {
+                emit(&mut state, batch, 1, event)?;
+            }
+        }
     }
     Ok(state.report)
+}
+
+/// The translators of the formats written as JSON Lines.
+enum Lines {
+    ClaudeCode(claude_code::Translator),
+    Codex(codex::Translator),
+}
+
+impl Lines {
+    fn line(&mut self, src: &Source<'_>, v: &Value, report: &mut Report) -> Vec<Event> {
+        match self {
+            Lines::ClaudeCode(t) => t.line(src, v, report),
+            Lines::Codex(t) => t.line(src, v, report),
+        }
+    }
 }
 
 struct Importer {

@@ -349,7 +349,7 @@ impl<'a, R: Read> Walker<'a, R> {
     /// session.jsonl line 34 (message 5e1f..., 2025-06-01T10:00:00Z)".
     fn place_detail(&self, rid: &Rid, span: &Span) -> Result<String> {
         let mut detail = format!("turn {}, {}", span.turn, span.role.name());
-        if let Some(p) = self.read.places(rid)?.into_iter().next() {
+        if let Some(p) = self.read.place(rid)? {
             detail.push_str(&format!(", {}", p.log));
             if let Some(line) = p.line {
                 detail.push_str(&format!(" line {line}"));

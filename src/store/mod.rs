@@ -319,12 +319,16 @@ impl Ledger {
         let txn = self.db.begin_write(&self.path)?;
         let names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
         let receipts = !names.iter().any(|n| n == "receipts");
+        let places = !names.iter().any(|n| n == "places");
         let recall = txn.open_table(META)?.get(RECALL_META)?.is_none();
-        if !receipts && !recall {
+        if !receipts && !places && !recall {
             return Ok(());
         }
         if receipts {
             txn.open_table(RECEIPTS)?;
+        }
+        if places {
+            txn.open_table(PLACES)?;
         }
         if !recall {
             txn.commit()?;
@@ -565,6 +569,7 @@ impl Ledger {
         txn.open_table(STATUS)?;
         txn.open_table(REGROUNDED)?;
         txn.open_table(RECEIPTS)?;
+        txn.open_table(PLACES)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
         txn.open_table(RECALL)?;
         txn.open_table(RECALL_STREAMS)?;
@@ -1154,11 +1159,16 @@ impl Batch {
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
-            Record::Action(_)
-            | Record::Check(_)
-            | Record::Ruling(_)
-            | Record::Retirement(_)
-            | Record::Place(_) => Ok(()),
+            Record::Place(p) => {
+                let mut table = self.txn.open_table(PLACES)?;
+                if table.get(&p.span.0)?.is_none() {
+                    table.insert(p.span.0, rid.0)?;
+                }
+                Ok(())
+            }
+            Record::Action(_) | Record::Check(_) | Record::Ruling(_) | Record::Retirement(_) => {
+                Ok(())
+            }
             Record::Receipt(r) => {
                 self.txn
                     .open_table(RECEIPTS)?

@@ -479,18 +479,22 @@ pub trait Read: sealed::Sealed {
         Ok(out)
     }
 
-    /// Where span `span` came from in the logs it was imported from: its place records
-    /// (SPEC.md 2.1), in the order of their rids.
-    fn places(&self, span: &Rid) -> Result<Vec<crate::record::Place>> {
-        let mut out = Vec::new();
-        for d in self.dependents(span)? {
-            if let Some(Record::Place(p)) = self.get(&d)? {
-                if p.span == *span {
-                    out.push(p);
-                }
-            }
+    /// Where span `span` came from in the log it was first imported from: its first place
+    /// record (SPEC.md 2.1), one index read.
+    fn place(&self, span: &Rid) -> Result<Option<crate::record::Place>> {
+        let table = match self.tx().table(PLACES) {
+            Ok(t) => t,
+            // A ledger written before places, opened read-only: it has none.
+            Err(e) if e.is_missing_table() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(rid) = table.get(&span.0)?.map(|g| Rid(g.value())) else {
+            return Ok(None);
+        };
+        match self.get(&rid)? {
+            Some(Record::Place(p)) => Ok(Some(p)),
+            _ => Err(missing(rid, "places").into()),
         }
-        Ok(out)
     }
 
     /// The items of pin `pin` that retirements lifted (SPEC.md 8.4b): each item's text, with

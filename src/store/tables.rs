@@ -41,6 +41,9 @@ pub const VERDICTS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("
 pub const STATUS: TableDefinition<[u8; 32], u8> = TableDefinition::new("status");
 /// (stream, idempotency key) -> the receipt of the write call that used it.
 pub const RECEIPTS: TableDefinition<(&str, &str), [u8; 32]> = TableDefinition::new("receipts");
+/// Span -> the first place record that locates it in an imported log (SPEC.md 2.1); a ledger
+/// written before places gets the empty table on its first open for writing.
+pub const PLACES: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("places");
 /// Claim -> its latest reground record.
 pub const REGROUNDED: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("regrounded");
 /// Claim -> spans that a judgement says contradict it.

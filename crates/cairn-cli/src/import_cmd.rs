@@ -55,7 +55,7 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
     Ok(u8::from(refused > 0))
 }
 
-/// The logs under `path`: the file itself, or a directory's `*.jsonl` and `*.json` files in
+/// The logs under `path`: the file itself, or a directory's `*.jsonl`, `*.json` and `*.traj` files in
 /// name order (one level; Claude Code keeps a project's sessions side by side).
 fn logs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     let cannot = |e: std::io::Error| {
@@ -70,12 +70,16 @@ fn logs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     }
     let mut out: Vec<PathBuf> = (std::fs::read_dir(path).map_err(cannot)?)
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl" || e == "json"))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|e| e == "jsonl" || e == "json" || e == "traj")
+        })
         .collect();
     out.sort();
     if out.is_empty() {
         return Err(Failure::usage(format!(
-            "{} holds no .jsonl or .json log; give a log file or its directory",
+            "{} holds no .jsonl, .json or .traj log; give a log file or its directory",
             path.display()
         )));
     }

@@ -72,14 +72,14 @@ enum Command {
         /// A JSON Lines file, or `-` for standard input.
         file: String,
     },
-    /// Import a real agent's own log (Claude Code, OpenAI-style chat): its messages become
+    /// Import a real agent's own log (Claude Code, Codex CLI, SWE-agent, OpenAI-style chat): its messages become
     /// spans that remember where they came from, and its compactions prose summaries, judged
     /// by the gates. A directory imports every log in it.
     Import {
-        /// The log's format: claude-code or openai-chat.
+        /// The log's format: claude-code, codex, swe-agent or openai-chat.
         #[arg(long = "from")]
         format: String,
-        /// A log file, or a directory of them (`*.jsonl`, `*.json`).
+        /// A log file, or a directory of them (`*.jsonl`, `*.json`, `*.traj`).
         path: PathBuf,
     },
     /// Recompute every rid, re-check every link and rebuild every derived table; with

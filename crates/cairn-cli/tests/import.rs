@@ -139,7 +139,9 @@ fn a_grown_log_appends_its_tail_and_a_malformed_line_writes_nothing() {
     let o = t.cairn(&["import", "--from", "cursor", bad.to_str().unwrap()], None);
     assert_eq!(code(&o), 2);
     assert!(
-        stderr(&o).contains("--from claude-code or --from openai-chat"),
+        stderr(&o).contains(
+            "--from claude-code or --from codex or --from swe-agent or --from openai-chat"
+        ),
         "{}",
         stderr(&o)
     );
@@ -251,4 +253,86 @@ fn a_real_chat_log_imports_as_openai_chat() {
     let again = import(&t, "openai-chat", log.to_str().unwrap());
     let again: Value = serde_json::from_str(stdout(&again).trim()).unwrap();
     assert_eq!(again["appended"], 0);
+}
+
+/// A real Codex CLI rollout (EntityProcess/agentv, MIT; SOURCES.md).
+#[test]
+fn a_real_codex_rollout_imports_with_its_tool_calls_and_outputs() {
+    let t = Tmp::new();
+    let log = fixture("codex/agentv-rollout.jsonl");
+    let o = import(&t, "codex", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["messages"], 92);
+    assert_eq!(
+        r["streams"][0],
+        "codex:019ed836-b1da-78f1-8a0c-e598363d10f4"
+    );
+    let skipped = r["skipped"].as_object().unwrap();
+    assert!(
+        skipped.keys().any(|k| k.contains("reasoning")),
+        "{skipped:?}"
+    );
+    let export = stdout(&t.cairn(&["export"], None));
+    let spans: Vec<Value> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .collect();
+    let count = |role: &str| spans.iter().filter(|v| v["role"] == role).count();
+    // 22 function calls and one custom tool call; 20 + 1 outputs with text.
+    assert_eq!(count("tool-call"), 23);
+    assert!(count("tool") >= 20);
+    let user: Vec<&str> = (spans.iter())
+        .filter(|v| v["role"] == "user")
+        .filter_map(|v| v["text"].as_str())
+        .collect();
+    assert!(user.contains(&"please push"), "{user:?}");
+    let call = spans.iter().find(|v| v["role"] == "tool-call").unwrap();
+    assert_eq!(call["name"], "exec_command");
+    // The output is named after its call.
+    let out = spans.iter().find(|v| v["role"] == "tool").unwrap();
+    assert_eq!(out["name"], "exec_command");
+}
+
+/// SWE-agent: a made trajectory (no real one under a usable licence: SOURCES.md).
+#[test]
+fn a_swe_agent_trajectory_imports_actions_apart_from_observations() {
+    let t = Tmp::new();
+    let log = fixture("made/swe-agent-task.traj");
+    let o = import(&t, "swe-agent", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["messages"], 6);
+    assert_eq!(r["streams"][0], "swe-agent:swe-agent-task");
+    let export = stdout(&t.cairn(&["export"], None));
+    let roles: Vec<String> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .map(|v| v["role"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool-call",
+            "tool",
+            "assistant",
+            "tool-call",
+            "tool"
+        ]
+    );
+    // The observation's traceback is a failed attempt the classifier finds.
+    let o = t.cairn(
+        &[
+            "pin",
+            "--auto",
+            "--dry-run",
+            "swe-agent:swe-agent-task",
+            "p",
+        ],
+        None,
+    );
+    assert!(stdout(&o).contains("failed-attempt"), "{}", stdout(&o));
 }
