@@ -109,11 +109,13 @@ pub fn candidates<R: Read>(read: &R, stream: &str, covers: &[Rid]) -> Result<Vec
     Ok(out)
 }
 
-/// The candidates ranked by BM25 alone, as the recall index ranks them: its term weights
-/// (the ledger's document frequencies when it has an index, else the candidates' own), best
+/// The candidates ranked by BM25 alone, as the recall index scores texts (its terms, its
+/// weights), with document frequencies taken among the candidates themselves: so the same
+/// sentence over the same spans ranks them the same way whatever else the ledger holds (claims
+/// appended since, other streams), and importing a log again derives the same claims. Best
 /// first, ties to the later candidate (the newer turn). The finder's baseline.
 pub fn by_recall<R: Read>(
-    read: &R,
+    _read: &R,
     sentence: &str,
     candidates: &[Candidate],
 ) -> Result<Vec<(usize, f64)>> {
@@ -122,21 +124,13 @@ pub fn by_recall<R: Read>(
     let counts: Vec<(Vec<u32>, u32)> = (candidates.iter())
         .map(|c| terms::occurrences(&c.text, &asked))
         .collect();
-    let indexed = read.has_recall_index()?;
-    let texts = if indexed {
-        read.recall_term("")?.map_or(0, |(_, n)| n)
-    } else {
-        candidates.len() as u64
-    };
-    let mut idf = Vec::with_capacity(asked.len());
-    for (k, term) in asked.iter().enumerate() {
-        let df = if indexed {
-            read.recall_term(term)?.map_or(0, |(_, n)| n)
-        } else {
-            counts.iter().filter(|(tf, _)| tf[k] > 0).count() as u64
-        };
-        idf.push(terms::idf(texts.max(df), df));
-    }
+    let texts = candidates.len() as u64;
+    let idf: Vec<f64> = (0..asked.len())
+        .map(|k| {
+            let df = counts.iter().filter(|(tf, _)| tf[k] > 0).count() as u64;
+            terms::idf(texts, df)
+        })
+        .collect();
     let mut scored: Vec<(usize, f64)> = (counts.iter().enumerate())
         .map(|(i, (tf, len))| {
             let s = (tf.iter().zip(&idf))

@@ -343,6 +343,10 @@ impl Gatekeeper {
                 .filter(|(r, _)| ranked.contains(r))
                 .collect()
         };
+        // A tool call is what the agent did, not a statement: it contradicts nothing.
+        let candidates: Vec<&(Rid, Span)> = (candidates.into_iter())
+            .filter(|(_, span)| span.role != Role::ToolCall)
+            .collect();
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
             .collect();

@@ -11,7 +11,8 @@ mod swe_agent;
 
 use crate::gate::Gatekeeper;
 use crate::ingest::{LineResult, Run};
-use crate::store::Batch;
+use crate::store::{Batch, Ledger};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -79,8 +80,8 @@ pub struct Report {
     pub lines: u64,
     /// Lines whose record was in the ledger already.
     pub present: u64,
-    /// The compactions met, each with its verdict: (log line, admitted, note).
-    pub compactions: Vec<(u64, bool, String)>,
+    /// The compactions met, in order, each with its verdict.
+    pub compactions: Vec<Compaction>,
     /// What was skipped, by reason, with a count: unknown message types, unknown fields,
     /// empty messages, a truncated last line.
     pub skipped: BTreeMap<String, u64>,
@@ -93,6 +94,31 @@ impl Report {
         *self.skipped.entry(why.into()).or_default() += 1;
     }
 }
+
+/// A compaction of the log, as the gates judged it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// The log line it was read from.
+    pub line: u64,
+    /// Whether the gates admitted it.
+    pub admitted: bool,
+    /// The turns it was judged over, and why they reach back further when the log's
+    /// previous compaction was refused.
+    pub note: String,
+    /// Its claims (sentences and list items).
+    pub claims: usize,
+    /// How many findings each gate made, in the order first made.
+    pub findings: Vec<(String, usize)>,
+    /// The first few findings ([`EXAMPLES`]), the gate's name and what it found; the verdict
+    /// record holds them all (`cairn replay`).
+    pub examples: Vec<(String, String)>,
+    /// The verdict record.
+    pub verdict: crate::record::Rid,
+}
+
+/// How many findings of each compaction a report keeps in full: an import of a long log meets
+/// thousands of compactions, and their verdicts hold every finding.
+pub const EXAMPLES: usize = 3;
 
 /// One thing a translator found in the log: a span, or a compaction of what came before.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,10 +142,17 @@ pub(crate) struct Source<'a> {
     pub log: &'a str,
 }
 
-/// Imports one log file into `batch`, through `gate`. The whole file is one write: on an error
-/// nothing of it is written (drop the batch). `progress` is told the messages read so far.
+/// Messages imported per write: a commit every this many keeps memory bounded on a log of any
+/// size (SPEC.md 5.3).
+pub const MESSAGES_PER_COMMIT: u64 = 20_000;
+
+/// Imports one log file into `ledger`, through `gate`. The log is first read through once for
+/// malformed JSON, so that a bad line writes nothing; then it is imported, committed every
+/// [`MESSAGES_PER_COMMIT`] messages. An import cut short (a crash, a full disk) has written
+/// whole batches only, and importing the log again completes it. `progress` is told the
+/// messages read so far.
 pub fn import(
-    batch: &mut Batch,
+    ledger: &Ledger,
     gate: &Gatekeeper,
     format: Format,
     path: &Path,
@@ -130,6 +163,18 @@ pub fn import(
         line,
         message,
         integrity: false,
+    };
+    check(format, path)?;
+    let store = |e: crate::error::Error| ImportError {
+        file: path.to_path_buf(),
+        line: None,
+        message: e.to_string(),
+        integrity: e.is_integrity(),
+    };
+    let mut writer = Writer {
+        ledger,
+        batch: Some(ledger.batch().map_err(store)?),
+        since: 0,
     };
     let file = std::fs::File::open(path)
         .map_err(|e| fail(None, format!("cannot open the log ({e}); check the path")))?;
@@ -142,9 +187,9 @@ pub fn import(
         window: BTreeMap::new(),
         refused: BTreeMap::new(),
     };
-    let emit = |state: &mut Importer, batch: &mut Batch, line: u64, e: Event| {
+    let emit = |state: &mut Importer, writer: &mut Writer<'_>, line: u64, e: Event| {
         state
-            .apply(batch, gate, &log, line, e)
+            .apply(writer.batch(), gate, &log, line, e)
             .map_err(|(m, integrity)| ImportError {
                 file: path.to_path_buf(),
                 line: Some(line),
@@ -158,48 +203,26 @@ pub fn import(
                 Format::Codex => Lines::Codex(codex::Translator::new()),
                 _ => Lines::ClaudeCode(claude_code::Translator::default()),
             };
-            let mut buf = Vec::new();
-            let mut line = 0u64;
-            loop {
-                buf.clear();
-                let n = reader
-                    .read_until(b'\n', &mut buf)
-                    .map_err(|e| fail(Some(line + 1), format!("cannot read the log ({e})")))?;
-                if n == 0 {
-                    break;
-                }
-                line += 1;
+            each_line(&mut reader, path, |line, text, last| {
                 progress(line);
-                let last = buf.last() != Some(&b'\n');
-                let text = String::from_utf8_lossy(&buf);
-                if text.trim().is_empty() {
-                    continue;
-                }
-                let value: Value = match serde_json::from_str(text.trim()) {
+                let value: Value = match serde_json::from_str(text) {
                     Ok(v) => v,
                     // A session killed mid-write leaves its last line cut short.
                     Err(_) if last => {
                         state
                             .report
                             .skip("a truncated last line (a session cut off mid-write)");
-                        continue;
+                        return Ok(());
                     }
-                    Err(e) => {
-                        return Err(fail(
-                            Some(line),
-                            format!(
-                            "malformed JSON at column {} ({e}); nothing of this log was written",
-                            e.column()
-                        ),
-                        ))
-                    }
+                    Err(e) => return Err(malformed(path, line, &e)),
                 };
                 state.report.messages += 1;
                 let src = Source { log: &log };
                 for event in translator.line(&src, &value, &mut state.report) {
-                    emit(&mut state, batch, line, event)?;
+                    emit(&mut state, &mut writer, line, event)?;
                 }
-            }
+                writer.tick().map_err(store)
+            })?;
         }
         Format::OpenAiChat => {
             let mut translator = openai_chat::Translator::new(path);
@@ -209,9 +232,9 @@ pub fn import(
                     state.report.messages += 1;
                     let src = Source { log: &log };
                     for event in translator.message(&src, &value, &mut state.report) {
-                        emit(&mut state, batch, line, event)?;
+                        emit(&mut state, &mut writer, line, event)?;
                     }
-                    Ok(())
+                    writer.tick().map_err(store)
                 },
                 &mut progress,
             )
@@ -234,11 +257,102 @@ pub fn import(
             let events = swe_agent::events(&src, &doc, &mut state.report);
             progress(state.report.messages);
             for event in events {
-                emit(&mut state, batch, 1, event)?;
+                emit(&mut state, &mut writer, 1, event)?;
             }
         }
     }
+    writer.finish().map_err(store)?;
     Ok(state.report)
+}
+
+/// The open batch of an import, committed every [`MESSAGES_PER_COMMIT`] messages.
+struct Writer<'a> {
+    ledger: &'a Ledger,
+    batch: Option<Batch>,
+    since: u64,
+}
+
+impl Writer<'_> {
+    fn batch(&mut self) -> &mut Batch {
+        // Only `tick` and `finish` take the batch, and each puts one back or ends the writer.
+        self.batch.as_mut().expect("an open batch")
+    }
+
+    /// One more message: commits and opens a new batch when the batch holds enough.
+    fn tick(&mut self) -> crate::error::Result<()> {
+        self.since += 1;
+        if self.since >= MESSAGES_PER_COMMIT {
+            if let Some(b) = self.batch.take() {
+                b.commit()?;
+            }
+            self.batch = Some(self.ledger.batch()?);
+            self.since = 0;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> crate::error::Result<()> {
+        match self.batch.take() {
+            Some(b) => b.commit(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Reads the log through once for malformed JSON: a bad line is an error that names it, before
+/// anything is written. A truncated last line is not (the import skips it and says so).
+fn check(format: Format, path: &Path) -> Result<(), ImportError> {
+    let open = || {
+        std::fs::File::open(path)
+            .map(std::io::BufReader::new)
+            .map_err(|e| ImportError {
+                file: path.to_path_buf(),
+                line: None,
+                message: format!("cannot open the log ({e}); check the path"),
+                integrity: false,
+            })
+    };
+    let mut reader = open()?;
+    let lines = match format {
+        Format::SweAgent => return Ok(()),
+        Format::ClaudeCode | Format::Codex => true,
+        Format::OpenAiChat => {
+            let first = reader
+                .fill_buf()
+                .ok()
+                .and_then(|b| b.iter().copied().find(|c| !c.is_ascii_whitespace()));
+            if first == Some(b'[') {
+                let mut de = serde_json::Deserializer::from_reader(reader);
+                return serde::de::IgnoredAny::deserialize(&mut de)
+                    .map(drop)
+                    .map_err(|e| malformed(path, e.line() as u64, &e));
+            }
+            // An object holding `messages` is read whole; else it is JSON Lines.
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut reader, &mut text).map_err(|e| ImportError {
+                file: path.to_path_buf(),
+                line: None,
+                message: format!("cannot read the log ({e})"),
+                integrity: false,
+            })?;
+            if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
+                return Ok(());
+            }
+            reader = open()?;
+            true
+        }
+    };
+    if lines {
+        each_line(
+            &mut reader,
+            path,
+            |line, text, last| match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Err(e) if !last => Err(malformed(path, line, &e)),
+                _ => Ok(()),
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The translators of the formats written as JSON Lines.
@@ -337,10 +451,7 @@ impl Importer {
                 let stream = value["stream"].as_str().unwrap_or("").to_string();
                 let next = self.turns.get(&stream).copied().unwrap_or(0);
                 let start = self.window.get(&stream).copied().unwrap_or(0);
-                let mut note = match &r.refused {
-                    Some(why) => why.clone(),
-                    None => format!("admitted over turns {start} to {}", next.saturating_sub(1)),
-                };
+                let mut note = format!("judged over turns {start} to {}", next.saturating_sub(1));
                 if let Some(refused) = self.refused.get(&stream) {
                     note.push_str(&format!(
                         "; judged over the turns since the compaction at line {refused}, which was refused"
@@ -352,7 +463,25 @@ impl Importer {
                 } else {
                     self.refused.insert(stream.clone(), line);
                 }
-                self.report.compactions.push((line, o.admitted, note));
+                let mut findings: Vec<(String, usize)> = Vec::new();
+                for f in &o.findings {
+                    let gate = f.gate.to_string();
+                    match findings.iter_mut().find(|(g, _)| *g == gate) {
+                        Some((_, n)) => *n += 1,
+                        None => findings.push((gate, 1)),
+                    }
+                }
+                self.report.compactions.push(Compaction {
+                    line,
+                    admitted: o.admitted,
+                    note,
+                    claims: r.claims.len(),
+                    findings,
+                    examples: (o.findings.iter().take(EXAMPLES))
+                        .map(|f| (f.gate.to_string(), f.detail.clone()))
+                        .collect(),
+                    verdict: o.verdict,
+                });
             }
         }
         Ok(())
@@ -377,5 +506,49 @@ pub(crate) fn text_of(content: &Value) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
+    }
+}
+
+/// Calls `f` with each non-blank line of a log (its 1-based number, its text trimmed, and
+/// whether it is the last and unterminated), stopping at the first error.
+fn each_line(
+    reader: &mut dyn BufRead,
+    path: &Path,
+    mut f: impl FnMut(u64, &str, bool) -> Result<(), ImportError>,
+) -> Result<(), ImportError> {
+    let mut buf = Vec::new();
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| ImportError {
+                file: path.to_path_buf(),
+                line: Some(line + 1),
+                message: format!("cannot read the log ({e})"),
+                integrity: false,
+            })?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let last = buf.last() != Some(&b'\n');
+        let text = String::from_utf8_lossy(&buf);
+        if !text.trim().is_empty() {
+            f(line, text.trim(), last)?;
+        }
+    }
+}
+
+/// A malformed line: the file, the line, the column and serde's reason.
+fn malformed(path: &Path, line: u64, e: &serde_json::Error) -> ImportError {
+    ImportError {
+        file: path.to_path_buf(),
+        line: Some(line),
+        message: format!(
+            "malformed JSON at column {} ({e}); nothing of this log was written",
+            e.column()
+        ),
+        integrity: false,
     }
 }

@@ -37,8 +37,7 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
         } else {
             None
         };
-        let mut batch = ledger.batch()?;
-        let result = import::import(&mut batch, gate, format, &file, |n| {
+        let result = import::import(&ledger, gate, format, &file, |n| {
             if let Some(b) = &bar {
                 b.set_position(n);
             }
@@ -47,9 +46,8 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
             b.finish_and_clear();
         }
         let report = result.map_err(failure)?;
-        batch.commit()?;
         let appended = ledger.len()? - before;
-        refused += report.compactions.iter().filter(|c| !c.1).count();
+        refused += report.compactions.iter().filter(|c| !c.admitted).count();
         print(&mut out, &file, &report, appended, as_json);
     }
     Ok(u8::from(refused > 0))
@@ -98,9 +96,14 @@ fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: 
         let v = json!({
             "file": file.display().to_string(), "messages": r.messages, "lines": r.lines,
             "present": r.present, "appended": appended, "streams": r.streams,
-            "compactions": r.compactions.iter().map(|(line, admitted, note)| json!({
-                "line": line, "verdict": if *admitted { "admitted" } else { "refused" },
-                "detail": note,
+            "compactions": r.compactions.iter().map(|c| json!({
+                "line": c.line, "verdict": if c.admitted { "admitted" } else { "refused" },
+                "detail": c.note, "claims": c.claims, "verdict_rid": c.verdict.to_hex(),
+                "findings": c.findings.iter().map(|(gate, n)| (gate.clone(), json!(n)))
+                    .collect::<serde_json::Map<_, _>>(),
+                "examples": c.examples.iter().map(|(gate, detail)| json!({
+                    "gate": gate, "detail": detail,
+                })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "skipped": r.skipped,
         });
@@ -116,9 +119,22 @@ fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: 
         count(r.present, "line", "lines"),
         count(r.streams.len() as u64, "stream", "streams"),
     );
-    for (line, admitted, note) in &r.compactions {
-        let verdict = if *admitted { "admitted" } else { "refused" };
-        let _ = writeln!(out, "  compaction at line {line}: {verdict}: {note}");
+    for c in &r.compactions {
+        let verdict = if c.admitted { "admitted" } else { "refused" };
+        // The findings counted by gate: the verdict record holds them all (`cairn replay`).
+        let found: Vec<String> = c.findings.iter().map(|(g, n)| format!("{n} {g}")).collect();
+        let _ = writeln!(
+            out,
+            "  compaction at line {}: {verdict}, {}, {}{}",
+            c.line,
+            count(c.claims as u64, "claim", "claims"),
+            c.note,
+            if found.is_empty() {
+                String::new()
+            } else {
+                format!("; findings: {}", found.join(", "))
+            }
+        );
     }
     for (why, n) in &r.skipped {
         let _ = writeln!(out, "  skipped {n}: {why}");

@@ -29,8 +29,19 @@ fn a_claude_code_session_imports_with_its_compaction_judged() {
     assert_eq!(r["streams"][0], "claude-code:abc");
     assert_eq!(r["compactions"][0]["line"], 6);
     assert_eq!(r["compactions"][0]["verdict"], "refused");
-    let detail = r["compactions"][0]["detail"].as_str().unwrap();
-    assert!(detail.contains("2.4.0"), "{detail}");
+    let findings = &r["compactions"][0]["findings"];
+    assert!(
+        findings["unanchored-claim"].as_u64().unwrap() >= 1,
+        "{findings}"
+    );
+    let examples = r["compactions"][0]["examples"].as_array().unwrap();
+    assert!(
+        examples
+            .iter()
+            .any(|f| f["detail"].as_str().unwrap_or("").contains("2.4.0")),
+        "{examples:?}"
+    );
+    assert_eq!(r["compactions"][0]["claims"], 2);
     // Skipped, and said why: the thinking block, the snapshot line, the cut-off last line.
     let skipped = r["skipped"].as_object().unwrap();
     assert!(
@@ -211,6 +222,15 @@ fn real_claude_code_sessions_import_and_their_compaction_is_judged() {
     assert_eq!(code(&o), if c["verdict"] == "refused" { 1 } else { 0 });
     let o = t.cairn(&["verify"], None);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
+    // Again: the same claims, the same verdict, nothing appended (the finder's weights do not
+    // move with what the first import added).
+    let again = import(&t, "claude-code", compacted.to_str().unwrap());
+    let again: Value = serde_json::from_str(stdout(&again).trim()).unwrap();
+    assert_eq!(again["appended"], 0, "{again}");
+    assert_eq!(
+        again["compactions"][0]["findings"],
+        r["compactions"][0]["findings"]
+    );
 
     // why on a claim of the compaction that found a witness: back to its turn and log line.
     let export = stdout(&t.cairn(&["export"], None));
@@ -335,4 +355,44 @@ fn a_swe_agent_trajectory_imports_actions_apart_from_observations() {
         None,
     );
     assert!(stdout(&o).contains("failed-attempt"), "{}", stdout(&o));
+}
+
+/// The README's forensic walkthrough: each `$ cairn ...` command of its `walkthrough` blocks is
+/// run from the repository's root, on a ledger of its own, and prints the lines shown under it
+/// (up to the `...` that marks where the README stops showing).
+#[test]
+fn the_readme_walkthrough_prints_what_it_shows() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let t = Tmp::new();
+    let mut blocks = 0;
+    let mut rest = readme.as_str();
+    while let Some(at) = rest.find("```walkthrough\n") {
+        rest = &rest[at + "```walkthrough\n".len()..];
+        let end = rest.find("```").unwrap();
+        let block = &rest[..end];
+        rest = &rest[end..];
+        let mut lines = block.lines();
+        let command = lines.next().unwrap().strip_prefix("$ cairn ").unwrap();
+        let shown: Vec<&str> = lines.take_while(|l| *l != "...").collect();
+        let args: Vec<String> = (command.split_whitespace())
+            .map(|a| match a {
+                "walk.redb" => t.db().to_string_lossy().to_string(),
+                other => other.to_string(),
+            })
+            .collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(&args)
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let printed = String::from_utf8_lossy(&out.stdout).to_string();
+        let printed: Vec<&str> = printed.lines().take(shown.len()).collect();
+        assert_eq!(printed, shown, "`cairn {command}` printed otherwise");
+        blocks += 1;
+    }
+    assert_eq!(
+        blocks, 2,
+        "the README's walkthrough has an import and a why"
+    );
 }
