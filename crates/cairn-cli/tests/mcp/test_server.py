@@ -288,3 +288,47 @@ def test_pin_dry_run_previews_what_the_classifier_would_pin_and_writes_nothing(t
     assert again.structured_content["items"] == preview.structured_content["items"]
     assert bad.is_error and "dry_run" in text(bad), text(bad)
     assert done.structured_content["rid"], text(done)
+
+
+def test_a_compaction_in_prose_is_judged_with_the_witnesses_found(tmp_path):
+    turns = {"stream": "p", "turns": [
+        {"role": "user", "text": "We are still on libfoo 2.3.1, do not bump."},
+        {"role": "tool", "text": "name = \"libfoo\"\nversion = \"2.3.1\""},
+    ]}
+
+    async def go():
+        async with stdio(tmp_path / "p.redb") as (read, write):
+            return await session_calls(read, write, [
+                ("record_turns", turns),
+                ("pin", {"stream": "p", "name": "auto"}),
+                # Prose that states a bump the user forbade: refused, each claim shown.
+                ("propose_compaction", {"stream": "p", "covers": ["turn:0..turn:1"],
+                                        "text": "## Summary\nlibfoo was upgraded to 2.4.0."}),
+                # Near miss: prose that keeps the version is admitted.
+                ("propose_compaction", {"stream": "p", "covers": ["turn:0..turn:1"],
+                                        "text": "We are still on libfoo 2.3.1."}),
+            ])
+
+    async def both():
+        from mcp.shared.exceptions import MCPError
+        async with stdio(tmp_path / "p.redb") as (read, write):
+            try:
+                r = await session_calls(read, write, [
+                    ("propose_compaction", {"stream": "p", "covers": ["turn:0"], "text": "x.",
+                                            "claims": [{"text": "x", "origin": "user-said", "witnesses": ["turn:0"]}]}),
+                ])
+            except MCPError as e:
+                return str(e)
+        return text(r[0]) if r[0].is_error else "no error: " + text(r[0])
+
+    r = run(go())
+    refused, admitted = r[2], r[3]
+    assert refused.structured_content["verdict"] == "refused", text(refused)
+    assert "claim [" in text(refused) and "found:" in text(refused), text(refused)
+    assert admitted.structured_content["verdict"] == "admitted", text(admitted)
+    claim = admitted.structured_content["claims"][0]
+    assert claim["origin"] == "user-said" and claim["witnesses"][0]["turn"] == 0, claim
+    assert "turn 0 (user)" in claim["why"], claim
+    # Claims and text together: refused, naming the argument.
+    said = run(both())
+    assert "text" in said and "not both" in said, said
