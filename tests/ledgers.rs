@@ -300,3 +300,33 @@ fn exported(snap: &cairn::Snapshot) -> Vec<String> {
 fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
+
+/// A ledger made by commit 2fd7899 (main before classification and place records, 2026-12-01):
+/// the demo, a booking stream, a `pin --auto` pin and a retirement of one of its items
+/// (tests/data/ledgers/README.md).
+#[test]
+fn a_ledger_made_before_classification_records_opens_verifies_and_replays() {
+    let t = Tmp::new();
+    std::fs::copy("tests/data/ledgers/demo-2fd7899.redb", t.db()).expect("copy the fixture");
+    let reader = Ledger::open_read_only(t.db()).unwrap();
+    assert_eq!(reader.rules(), 5);
+    let report = reader.verify().unwrap();
+    assert!(report.ok(), "{:?}", report.discrepancies);
+    drop(reader);
+    let ledger = Ledger::open(t.db()).unwrap();
+    let report = ledger.verify().unwrap();
+    assert!(report.ok(), "{:?}", report.discrepancies);
+    let snap = ledger.snapshot().unwrap();
+    let then = lines(include_str!("data/ledgers/demo-2fd7899.export.jsonl"));
+    assert_eq!(exported(&snap)[..then.len()], then[..]);
+    assert_records_of_derived_items(&snap, then.len() as u64, 5);
+    // Its retirement still lifts the item, and every stream replays.
+    let pin = snap.pin("booking", "auto").unwrap().unwrap();
+    let lifted: Vec<String> = (snap.retirements(&pin).unwrap().into_iter())
+        .map(|(item, _)| item)
+        .collect();
+    assert_eq!(lifted, ["Never change the return flight."]);
+    for stream in ["libfoo", "staging", "migration", "booking"] {
+        cairn::replay::replay(&snap, stream).unwrap();
+    }
+}
