@@ -55,14 +55,13 @@ fn main() {
                 .take(k)
                 .any(|i| turn_of(*i).is_some_and(|t| answers.contains(&t)))
         };
-        let ranked: Vec<usize> = (gate.rank(&snap, sentence, &found).expect("ranked").iter())
+        let ranked: Vec<usize> = (gate.rank(sentence, &found).expect("ranked").iter())
             .map(|r| r.candidate)
             .collect();
-        let baseline: Vec<usize> = (by_recall(&snap, sentence, &found)
-            .expect("by recall")
-            .iter())
-        .map(|(i, _)| *i)
-        .collect();
+        let baseline: Vec<usize> = by_recall(sentence, &found)
+            .iter()
+            .map(|(i, _)| *i)
+            .collect();
         n += 1;
         for (k, top) in [1, 3].into_iter().enumerate() {
             finder[k] += usize::from(hit(&ranked, top));

@@ -114,11 +114,7 @@ pub fn candidates<R: Read>(read: &R, stream: &str, covers: &[Rid]) -> Result<Vec
 /// sentence over the same spans ranks them the same way whatever else the ledger holds (claims
 /// appended since, other streams), and importing a log again derives the same claims. Best
 /// first, ties to the later candidate (the newer turn). The finder's baseline.
-pub fn by_recall<R: Read>(
-    _read: &R,
-    sentence: &str,
-    candidates: &[Candidate],
-) -> Result<Vec<(usize, f64)>> {
+pub fn by_recall(sentence: &str, candidates: &[Candidate]) -> Vec<(usize, f64)> {
     let (asked, _) = terms::terms(sentence);
     let asked: Vec<&str> = asked.iter().map(|(t, _)| t.as_str()).collect();
     let counts: Vec<(Vec<u32>, u32)> = (candidates.iter())
@@ -141,20 +137,15 @@ pub fn by_recall<R: Read>(
         })
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    Ok(scored)
+    scored
 }
 
 impl Gatekeeper {
     /// The candidates ranked for `sentence`: the best [`RERANKED`] by recall's ranking, read
     /// by the scorer and ordered by its entailment plus half their BM25 score relative to the
     /// best one's (the scorer decides; recall breaks near ties), then the rest by BM25.
-    pub fn rank<R: Read>(
-        &self,
-        read: &R,
-        sentence: &str,
-        candidates: &[Candidate],
-    ) -> Result<Vec<Ranked>> {
-        let by_recall = by_recall(read, sentence, candidates)?;
+    pub fn rank(&self, sentence: &str, candidates: &[Candidate]) -> Result<Vec<Ranked>> {
+        let by_recall = by_recall(sentence, candidates);
         let head = by_recall.len().min(RERANKED);
         let pairs: Vec<(&str, &str)> = (by_recall[..head].iter())
             .map(|(i, _)| (sentence, candidates[*i].text.as_str()))
@@ -189,7 +180,7 @@ impl Gatekeeper {
         let floor = self.policy.raw_entailment;
         let mut out = Vec::new();
         for sentence in claims(text) {
-            let ranked = self.rank(read, &sentence, &candidates)?;
+            let ranked = self.rank(&sentence, &candidates)?;
             let witnesses: Vec<Witness> = (ranked.iter())
                 .filter_map(|r| r.entailment.filter(|e| *e >= floor).map(|e| (r, e)))
                 .take(MAX_WITNESSES)
@@ -202,9 +193,7 @@ impl Gatekeeper {
                     }
                 })
                 .collect();
-            let best = (ranked.first())
-                .filter(|_| !witnesses.is_empty())
-                .map(|r| &candidates[r.candidate]);
+            let best = (witnesses.first()).and_then(|w| candidates.iter().find(|c| c.rid == w.rid));
             let origin = if text::is_hedged(&sentence) || reports_belief(&sentence) {
                 Origin::Hedged
             } else {

@@ -64,11 +64,7 @@ impl Translator {
             report.skip("a line that is not a JSON object");
             return Vec::new();
         };
-        for key in obj.keys() {
-            if !KNOWN.contains(&key.as_str()) {
-                report.skip(format!("unknown field `{key}`"));
-            }
-        }
+        super::count_unknown(obj, KNOWN, report);
         let kind = v["type"].as_str().unwrap_or("");
         let stream = stream_of(src, v);
         let message = v["uuid"].as_str().map(str::to_string);

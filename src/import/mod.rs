@@ -552,3 +552,17 @@ fn malformed(path: &Path, line: u64, e: &serde_json::Error) -> ImportError {
         integrity: false,
     }
 }
+
+/// Counts in `report` each field of `obj` that a format's `known` list does not name: these
+/// formats change every release, so an unknown field is counted and skipped, never fatal.
+pub(crate) fn count_unknown(
+    obj: &serde_json::Map<String, Value>,
+    known: &[&str],
+    report: &mut Report,
+) {
+    for key in obj.keys() {
+        if !known.contains(&key.as_str()) {
+            report.skip(format!("unknown field `{key}`"));
+        }
+    }
+}

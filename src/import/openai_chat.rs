@@ -59,11 +59,7 @@ impl Translator {
             report.skip("a message that is not a JSON object");
             return Vec::new();
         };
-        for key in obj.keys() {
-            if !KNOWN.contains(&key.as_str()) {
-                report.skip(format!("unknown field `{key}`"));
-            }
-        }
+        super::count_unknown(obj, KNOWN, report);
         let message = v["id"]
             .as_str()
             .or(v["tool_call_id"].as_str())
@@ -202,11 +198,12 @@ pub(super) fn read(
                 }
                 return Ok(());
             }
+            let count = text.lines().count();
             for (i, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
                     continue;
                 }
-                let last = i + 1 == text.lines().count() && !text.ends_with('\n');
+                let last = i + 1 == count && !text.ends_with('\n');
                 match serde_json::from_str::<Value>(line) {
                     Ok(v) => each(i as u64 + 1, v).map_err(ReadError::Import)?,
                     Err(_) if last => {}
