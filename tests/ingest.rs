@@ -126,3 +126,94 @@ fn a_key_given_twice_is_refused_and_the_same_key_in_two_objects_is_not() {
         );
     }
 }
+
+/// Each field at fault is named by its full path, with a sentence saying what it must hold
+/// (issue 24, point 4: serde derive with `serde_path_to_error`), and a near miss of each is
+/// admitted.
+#[test]
+fn a_bad_field_is_named_by_its_path_and_told_what_it_must_hold() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let gate = Gatekeeper::default();
+    let span =
+        r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"we stay on libfoo 2.3.1"}"#;
+    apply_line(&mut b, &gate, 1, span.as_bytes()).unwrap();
+    let summary = |claims: &str| {
+        format!(
+            r#"{{"kind":"summary","stream":"s","author":"self","budget":10,"covers":["turn:1"],"claims":{claims}}}"#
+        )
+    };
+    let cases: Vec<(String, &str, &str)> = vec![
+        (
+            summary(r#"[{"text":"a","origin":"user-said","witnesses":["turn:1"]},{"text":"b","witnesses":["turn:7"]}]"#),
+            "claims[1].witnesses[0]",
+            "turn:7 names no span in stream s; append that span first",
+        ),
+        (
+            summary(r#"[{"text":"a","colour":"red"}]"#),
+            "claims[0].colour",
+            "unknown field; the fields allowed here are text, origin, witnesses, actionable",
+        ),
+        (
+            summary(r#"[{"text":"a","actionable":"yes"}]"#),
+            "claims[0].actionable",
+            "expected true or false, found a string",
+        ),
+        (summary("[7]"), "claims[0]", "expected a claim object or a reference, found a number"),
+        (
+            summary(r#"[{"origin":"user-said"}]"#),
+            "claims[0].text",
+            "missing; give a string",
+        ),
+        (
+            r#"{"kind":"span","stream":"s","turn":2,"role":"wizard","text":"x"}"#.into(),
+            "role",
+            "unknown value \"wizard\"; use one of: user assistant tool system tool-call",
+        ),
+        (
+            r#"{"kind":"span","stream":"s","turn":-2,"role":"user","text":"x"}"#.into(),
+            "turn",
+            "expected a non-negative integer, found a number",
+        ),
+        (
+            r#"{"kind":"span","stream":"s","turn":2,"role":"user","text":"x","source":"log.jsonl"}"#.into(),
+            "source",
+            "expected an object {log, message?, line?, timestamp?}, found a string",
+        ),
+        (
+            r#"{"kind":"span","stream":"s","turn":2,"role":"user","text":"x","source":{"log":"a","line":"9"}}"#.into(),
+            "source.line",
+            "expected a non-negative integer, found a string",
+        ),
+        (
+            r#"{"kind":"summary","stream":"s","author":"self","budget":1,"claims":[],"self_score":1.5}"#.into(),
+            "self_score",
+            "expected a number from 0 to 1, found a number",
+        ),
+        (
+            r#"{"kind":"pin","stream":"s","name":"p","items":[{"class":"prohibition","text":"x","witness":5}]}"#.into(),
+            "items[0].witness",
+            "expected a reference string, found a number",
+        ),
+        (
+            r#"{"kind":"span","stream":"s","turn":2,"role":"user","text":"x","colour":"red"}"#.into(),
+            "colour",
+            "unknown field; the fields allowed here are kind, stream, turn, role, name, text, source, rid, index",
+        ),
+    ];
+    for (line, field, message) in &cases {
+        let e = apply_line(&mut b, &gate, 2, line.as_bytes()).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(*field), "{line}: {e}");
+        assert_eq!(e.message, *message, "{line}");
+    }
+    // Near misses: the same lines, each with the field as it must be.
+    let good = [
+        summary(r#"[{"text":"libfoo stays at 2.3.1","origin":"user-said","witnesses":["turn:1"],"actionable":true}]"#),
+        r#"{"kind":"span","stream":"s","turn":2,"role":"tool-call","name":"sh","text":"x","source":{"log":"a","line":9}}"#.into(),
+        r#"{"kind":"pin","stream":"s","name":"p","items":[{"class":"prohibition","text":"never bump libfoo","witness":"turn:1"}]}"#.into(),
+    ];
+    for (i, line) in good.iter().enumerate() {
+        let r = apply_line(&mut b, &gate, 3 + i as u64, line.as_bytes());
+        assert!(r.is_ok(), "{line}: {r:?}");
+    }
+}

@@ -11,8 +11,10 @@
 //! - A sidechain (`isSidechain`, a subagent's own conversation) is a stream of its own, named
 //!   after its parent session and its agent.
 
+use super::shape::{self, Block, Content, Part};
 use super::{Event, Report, Source};
-use serde_json::Value;
+use crate::record::Role;
+use serde::Deserialize;
 use std::collections::HashMap;
 
 /// The fields of a message line that cairn reads or knows to carry nothing it needs.
@@ -51,6 +53,33 @@ const KNOWN: &[&str] = &[
     "toolUseID",
 ];
 
+/// A line of a session transcript: the fields cairn reads.
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "type", default)]
+    kind: String,
+    message: Option<Message>,
+    uuid: Option<String>,
+    timestamp: Option<String>,
+    #[serde(rename = "sessionId")]
+    session: Option<String>,
+    #[serde(rename = "agentId")]
+    agent: Option<String>,
+    #[serde(rename = "isSidechain")]
+    sidechain: Option<bool>,
+    #[serde(rename = "isCompactSummary")]
+    compact_summary: Option<bool>,
+    #[serde(rename = "isMeta")]
+    meta: Option<bool>,
+    subtype: Option<String>,
+    summary: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    content: Option<Content>,
+}
+
 #[derive(Default)]
 pub(super) struct Translator {
     /// Tool calls by id: their names, for the results that answer them.
@@ -58,30 +87,32 @@ pub(super) struct Translator {
 }
 
 impl Translator {
-    /// The events of one line.
-    pub(super) fn line(&mut self, src: &Source<'_>, v: &Value, report: &mut Report) -> Vec<Event> {
-        let Some(obj) = v.as_object() else {
-            report.skip("a line that is not a JSON object");
-            return Vec::new();
-        };
-        super::count_unknown(obj, KNOWN, report);
-        let kind = v["type"].as_str().unwrap_or("");
-        let stream = stream_of(src, v);
-        let message = v["uuid"].as_str().map(str::to_string);
-        let timestamp = v["timestamp"].as_str().map(str::to_string);
-        let span = |role: &'static str, tool: Option<String>, text: String| Event::Span {
+    /// The events of one line; malformed JSON is the error.
+    pub(super) fn line(
+        &mut self,
+        src: &Source<'_>,
+        text: &str,
+        report: &mut Report,
+    ) -> Result<Vec<Event>, serde_json::Error> {
+        let entry: Option<Entry> = shape::read_line(text, KNOWN, report)?;
+        Ok(entry.map_or_else(Vec::new, |e| self.entry(src, e, report)))
+    }
+
+    fn entry(&mut self, src: &Source<'_>, v: Entry, report: &mut Report) -> Vec<Event> {
+        let stream = stream_of(src, &v);
+        let span = |role: Role, tool: Option<String>, text: String| Event::Span {
             stream: stream.clone(),
             role,
             tool,
             text,
-            message: message.clone(),
-            timestamp: timestamp.clone(),
+            message: v.uuid.clone(),
+            timestamp: v.timestamp.clone(),
         };
-        match kind {
-            "summary" => match v["summary"].as_str() {
+        match v.kind.as_str() {
+            "summary" => match &v.summary {
                 Some(text) if !text.trim().is_empty() => vec![Event::Compaction {
                     stream,
-                    text: text.to_string(),
+                    text: text.clone(),
                 }],
                 _ => {
                     report.skip("a summary line without text");
@@ -89,71 +120,52 @@ impl Translator {
                 }
             },
             "system" => {
-                if v["subtype"].as_str() != Some("compact_boundary") {
+                if v.subtype.as_deref() != Some("compact_boundary") {
                     report.skip("a system line other than a compaction boundary");
                 }
                 // The boundary itself says nothing: the summary follows it.
                 Vec::new()
             }
-            "user" | "assistant" => {
-                if v["isMeta"].as_bool() == Some(true) {
+            kind @ ("user" | "assistant") => {
+                if v.meta == Some(true) {
                     report.skip("a meta message (a caveat Claude Code adds, not the user's words)");
                     return Vec::new();
                 }
-                let content = &v["message"]["content"];
-                if v["isCompactSummary"].as_bool() == Some(true) {
-                    let text = without_framing(&super::text_of(content));
+                let content = v.message.as_ref().and_then(|m| m.content.as_ref());
+                if v.compact_summary == Some(true) {
+                    let text = without_framing(&content.map(Content::text).unwrap_or_default());
                     if text.trim().is_empty() {
                         report.skip("a compaction summary without text");
                         return Vec::new();
                     }
                     return vec![Event::Compaction { stream, text }];
                 }
-                let role = if kind == "user" { "user" } else { "assistant" };
+                let role = if kind == "user" {
+                    Role::User
+                } else {
+                    Role::Assistant
+                };
                 let mut out = Vec::new();
                 match content {
-                    Value::String(text) => {
+                    Some(Content::Text(text)) => {
                         if text.trim().is_empty() {
                             report.skip("an empty message");
                         } else {
                             out.push(span(role, None, text.clone()));
                         }
                     }
-                    Value::Array(blocks) => {
-                        for b in blocks {
-                            match b["type"].as_str().unwrap_or("") {
-                                "text" => match b["text"].as_str() {
-                                    Some(t) if !t.trim().is_empty() => {
-                                        out.push(span(role, None, t.to_string()))
-                                    }
-                                    _ => report.skip("an empty text block"),
-                                },
-                                "tool_use" => {
-                                    let name = b["name"].as_str().unwrap_or("tool").to_string();
-                                    if let Some(id) = b["id"].as_str() {
-                                        self.calls.insert(id.to_string(), name.clone());
-                                    }
-                                    out.push(span("tool-call", Some(name), b["input"].to_string()));
+                    Some(Content::Parts(parts)) => {
+                        for part in parts {
+                            match part {
+                                Part::Text(t) if !t.trim().is_empty() => {
+                                    out.push(span(role, None, t.clone()))
                                 }
-                                "tool_result" => {
-                                    let name = (b["tool_use_id"].as_str())
-                                        .and_then(|id| self.calls.get(id).cloned());
-                                    let text = super::text_of(&b["content"]);
-                                    if text.trim().is_empty() {
-                                        report.skip("a tool result without text");
-                                    } else {
-                                        out.push(span("tool", name, text));
-                                    }
-                                }
-                                "thinking" | "redacted_thinking" => {
-                                    report.skip("a thinking block (the model's private reasoning)")
-                                }
-                                "image" | "document" => report.skip("an image or document block"),
-                                other => report.skip(format!("a content block of type `{other}`")),
+                                Part::Text(_) => report.skip("an empty text block"),
+                                Part::Block(b) => self.block(b, role, &span, &mut out, report),
                             }
                         }
                     }
-                    _ => report.skip("a message without content"),
+                    None => report.skip("a message without content"),
                 }
                 out
             }
@@ -163,23 +175,63 @@ impl Translator {
             }
         }
     }
+
+    /// The span of one content block, if it is one cairn keeps.
+    fn block(
+        &mut self,
+        b: &Block,
+        role: Role,
+        span: &dyn Fn(Role, Option<String>, String) -> Event,
+        out: &mut Vec<Event>,
+        report: &mut Report,
+    ) {
+        match b.kind.as_str() {
+            "text" => match &b.text {
+                Some(t) if !t.trim().is_empty() => out.push(span(role, None, t.clone())),
+                _ => report.skip("an empty text block"),
+            },
+            "tool_use" => {
+                let name = b.name.clone().unwrap_or_else(|| "tool".into());
+                if let Some(id) = &b.id {
+                    self.calls.insert(id.clone(), name.clone());
+                }
+                let input = b.input.as_ref().map(|i| i.to_string());
+                out.push(span(
+                    Role::ToolCall,
+                    Some(name),
+                    input.unwrap_or_else(|| "null".into()),
+                ));
+            }
+            "tool_result" => {
+                let name = (b.tool_use_id.as_ref()).and_then(|id| self.calls.get(id).cloned());
+                let text = shape::text(&b.content);
+                if text.trim().is_empty() {
+                    report.skip("a tool result without text");
+                } else {
+                    out.push(span(Role::Tool, name, text));
+                }
+            }
+            "thinking" | "redacted_thinking" => {
+                report.skip("a thinking block (the model's private reasoning)")
+            }
+            "image" | "document" => report.skip("an image or document block"),
+            other => report.skip(format!("a content block of type `{other}`")),
+        }
+    }
 }
 
 /// The stream of a line: `claude-code:SESSION`, or for a sidechain
 /// `claude-code:SESSION:sidechain:AGENT`.
-fn stream_of(src: &Source<'_>, v: &Value) -> String {
-    let session = v["sessionId"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            // A log without session ids is one session, named after its file.
-            std::path::Path::new(src.log)
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_else(|| "session".into())
-        });
-    if v["isSidechain"].as_bool() == Some(true) {
-        let agent = v["agentId"].as_str().unwrap_or("agent");
+fn stream_of(src: &Source<'_>, v: &Entry) -> String {
+    let session = v.session.clone().unwrap_or_else(|| {
+        // A log without session ids is one session, named after its file.
+        std::path::Path::new(src.log)
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "session".into())
+    });
+    if v.sidechain == Some(true) {
+        let agent = v.agent.as_deref().unwrap_or("agent");
         format!("claude-code:{session}:sidechain:{agent}")
     } else {
         format!("claude-code:{session}")

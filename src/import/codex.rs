@@ -11,9 +11,41 @@
 //!   response items hold (the user's and the agent's messages) or report progress, and
 //!   `turn_context` lines carry settings: all are skipped, counted.
 
-use super::{text_of, Event, Report, Source};
+use super::shape::{self, Content};
+use super::{Event, Report, Source};
+use crate::record::Role;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
+
+/// A line of a rollout: `{timestamp, type, payload}`.
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "type", default)]
+    kind: String,
+    timestamp: Option<String>,
+    payload: Option<Payload>,
+}
+
+/// A line's payload: the fields cairn reads, of whichever item it is.
+#[derive(Deserialize, Default)]
+struct Payload {
+    #[serde(rename = "type", default)]
+    kind: String,
+    id: Option<String>,
+    role: Option<String>,
+    content: Option<Content>,
+    name: Option<String>,
+    call_id: Option<String>,
+    arguments: Option<Value>,
+    input: Option<Value>,
+    action: Option<Value>,
+    output: Option<Value>,
+    message: Option<String>,
+}
+
+/// The fields of a line that cairn reads or knows to carry nothing it needs.
+const KNOWN: &[&str] = &["timestamp", "type", "payload"];
 
 pub(super) struct Translator {
     stream: Option<String>,
@@ -40,32 +72,42 @@ impl Translator {
             .clone()
     }
 
-    /// The events of one line.
-    pub(super) fn line(&mut self, src: &Source<'_>, v: &Value, report: &mut Report) -> Vec<Event> {
-        let p = &v["payload"];
-        let timestamp = v["timestamp"].as_str().map(str::to_string);
-        match v["type"].as_str().unwrap_or("") {
+    /// The events of one line; malformed JSON is the error.
+    pub(super) fn line(
+        &mut self,
+        src: &Source<'_>,
+        text: &str,
+        report: &mut Report,
+    ) -> Result<Vec<Event>, serde_json::Error> {
+        let entry: Option<Entry> = shape::read_line(text, KNOWN, report)?;
+        Ok(entry.map_or_else(Vec::new, |e| self.entry(src, e, report)))
+    }
+
+    fn entry(&mut self, src: &Source<'_>, v: Entry, report: &mut Report) -> Vec<Event> {
+        let p = v.payload.unwrap_or_default();
+        let timestamp = v.timestamp;
+        match v.kind.as_str() {
             "session_meta" => {
-                if let Some(id) = p["id"].as_str() {
+                if let Some(id) = &p.id {
                     self.stream.get_or_insert_with(|| format!("codex:{id}"));
                 }
                 Vec::new()
             }
             "compacted" => {
-                let text = p["message"].as_str().unwrap_or("");
+                let text = p.message.unwrap_or_default();
                 if text.trim().is_empty() {
                     report.skip("a compaction without a message");
                     return Vec::new();
                 }
                 vec![Event::Compaction {
                     stream: self.stream(src),
-                    text: text.to_string(),
+                    text,
                 }]
             }
             "response_item" => {
                 let stream = self.stream(src);
-                let message = (p["id"].as_str().or(p["call_id"].as_str())).map(str::to_string);
-                let span = |role: &'static str, tool: Option<String>, text: String| Event::Span {
+                let message = p.id.clone().or_else(|| p.call_id.clone());
+                let span = |role: Role, tool: Option<String>, text: String| Event::Span {
                     stream: stream.clone(),
                     role,
                     tool,
@@ -73,18 +115,18 @@ impl Translator {
                     message: message.clone(),
                     timestamp: timestamp.clone(),
                 };
-                match p["type"].as_str().unwrap_or("") {
+                match p.kind.as_str() {
                     "message" => {
-                        let role = match p["role"].as_str().unwrap_or("") {
-                            "user" => "user",
-                            "assistant" => "assistant",
-                            "developer" | "system" => "system",
+                        let role = match p.role.as_deref().unwrap_or("") {
+                            "user" => Role::User,
+                            "assistant" => Role::Assistant,
+                            "developer" | "system" => Role::System,
                             other => {
                                 report.skip(format!("a message of role `{other}`"));
                                 return Vec::new();
                             }
                         };
-                        let text = text_of(&p["content"]);
+                        let text = shape::text(&p.content);
                         if text.trim().is_empty() {
                             report.skip("an empty message");
                             return Vec::new();
@@ -92,36 +134,41 @@ impl Translator {
                         vec![span(role, None, text)]
                     }
                     kind @ ("function_call" | "custom_tool_call" | "local_shell_call") => {
-                        let name = p["name"].as_str().unwrap_or(kind).to_string();
-                        if let Some(id) = p["call_id"].as_str() {
-                            self.calls.insert(id.to_string(), name.clone());
+                        let name = p.name.clone().unwrap_or_else(|| kind.to_string());
+                        if let Some(id) = &p.call_id {
+                            self.calls.insert(id.clone(), name.clone());
                         }
-                        let args = match (&p["arguments"], &p["input"], &p["action"]) {
-                            (Value::String(a), _, _) | (_, Value::String(a), _) => a.clone(),
-                            (_, _, action) if !action.is_null() => action.to_string(),
+                        let args = match (&p.arguments, &p.input, &p.action) {
+                            (Some(Value::String(a)), _, _) | (_, Some(Value::String(a)), _) => {
+                                a.clone()
+                            }
+                            (_, _, Some(action)) if !action.is_null() => action.to_string(),
                             _ => String::new(),
                         };
-                        vec![span("tool-call", Some(name), args)]
+                        vec![span(Role::ToolCall, Some(name), args)]
                     }
                     "function_call_output"
                     | "custom_tool_call_output"
                     | "local_shell_call_output" => {
-                        let name =
-                            (p["call_id"].as_str()).and_then(|id| self.calls.get(id).cloned());
-                        let text = match &p["output"] {
-                            Value::String(s) => s.clone(),
-                            Value::Object(o) => o
+                        let name = (p.call_id.as_ref()).and_then(|id| self.calls.get(id).cloned());
+                        let text = match &p.output {
+                            Some(Value::String(s)) => s.clone(),
+                            Some(Value::Object(o)) => o
                                 .get("content")
                                 .and_then(Value::as_str)
                                 .unwrap_or("")
                                 .to_string(),
-                            other => text_of(other),
+                            Some(other) => {
+                                let content = Content::deserialize(other).ok();
+                                shape::text(&content)
+                            }
+                            None => String::new(),
                         };
                         if text.trim().is_empty() {
                             report.skip("a tool output without text");
                             return Vec::new();
                         }
-                        vec![span("tool", name, text)]
+                        vec![span(Role::Tool, name, text)]
                     }
                     "reasoning" => {
                         report.skip("a reasoning item (the model's private reasoning)");

@@ -7,13 +7,15 @@
 mod claude_code;
 mod codex;
 mod openai_chat;
+mod shape;
 mod swe_agent;
 
 use crate::gate::Gatekeeper;
-use crate::ingest::{LineResult, Run};
+use crate::ingest::lines::{Line, Name, Reference, SourceLine, SpanLine, SummaryLine};
+use crate::ingest::Run;
+use crate::record::{Author, Role};
 use crate::store::{Batch, Ledger};
 use serde::Deserialize;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -126,7 +128,7 @@ pub(crate) enum Event {
     /// A message, or one block of one.
     Span {
         stream: String,
-        role: &'static str,
+        role: Role,
         tool: Option<String>,
         text: String,
         message: Option<String>,
@@ -205,8 +207,9 @@ pub fn import(
             };
             each_line(&mut reader, path, |line, text, last| {
                 progress(line);
-                let value: Value = match serde_json::from_str(text) {
-                    Ok(v) => v,
+                let src = Source { log: &log };
+                let events = match translator.line(&src, text, &mut state.report) {
+                    Ok(events) => events,
                     // A session killed mid-write leaves its last line cut short.
                     Err(_) if last => {
                         state
@@ -217,8 +220,7 @@ pub fn import(
                     Err(e) => return Err(malformed(path, line, &e)),
                 };
                 state.report.messages += 1;
-                let src = Source { log: &log };
-                for event in translator.line(&src, &value, &mut state.report) {
+                for event in events {
                     emit(&mut state, &mut writer, line, event)?;
                 }
                 writer.tick().map_err(store)
@@ -231,7 +233,7 @@ pub fn import(
                 |line, value| {
                     state.report.messages += 1;
                     let src = Source { log: &log };
-                    for event in translator.message(&src, &value, &mut state.report) {
+                    for event in translator.message(&src, value, &mut state.report) {
                         emit(&mut state, &mut writer, line, event)?;
                     }
                     writer.tick().map_err(store)
@@ -244,17 +246,26 @@ pub fn import(
             })?;
         }
         Format::SweAgent => {
-            let doc: Value = serde_json::from_reader(reader).map_err(|e| {
-                fail(
-                    Some(e.line() as u64),
-                    format!(
-                        "malformed JSON at column {} ({e}); nothing of this log was written",
-                        e.column()
-                    ),
-                )
-            })?;
+            let mut de = serde_json::Deserializer::from_reader(reader);
+            let doc = shape::read(&mut de, swe_agent::KNOWN, &mut state.report)
+                .and_then(|doc| match doc {
+                    Some(doc) => de.end().map(|()| Some(doc)),
+                    None => Ok(None),
+                })
+                .map_err(|e| {
+                    fail(
+                        Some(e.line() as u64),
+                        format!(
+                            "malformed JSON at column {} ({e}); nothing of this log was written",
+                            e.column()
+                        ),
+                    )
+                })?;
             let src = Source { log: &log };
-            let events = swe_agent::events(&src, &doc, &mut state.report);
+            let events = match doc {
+                Some(doc) => swe_agent::events(&src, doc, &mut state.report),
+                None => Vec::new(),
+            };
             progress(state.report.messages);
             for event in events {
                 emit(&mut state, &mut writer, 1, event)?;
@@ -362,10 +373,15 @@ enum Lines {
 }
 
 impl Lines {
-    fn line(&mut self, src: &Source<'_>, v: &Value, report: &mut Report) -> Vec<Event> {
+    fn line(
+        &mut self,
+        src: &Source<'_>,
+        text: &str,
+        report: &mut Report,
+    ) -> Result<Vec<Event>, serde_json::Error> {
         match self {
-            Lines::ClaudeCode(t) => t.line(src, v, report),
-            Lines::Codex(t) => t.line(src, v, report),
+            Lines::ClaudeCode(t) => t.line(src, text, report),
+            Lines::Codex(t) => t.line(src, text, report),
         }
     }
 }
@@ -392,7 +408,7 @@ impl Importer {
         line: u64,
         event: Event,
     ) -> Result<(), (String, bool)> {
-        let value = match event {
+        let (stream, built) = match event {
             Event::Span {
                 stream,
                 role,
@@ -402,21 +418,20 @@ impl Importer {
                 timestamp,
             } => {
                 let turn = self.next_turn(&stream);
-                let mut source = json!({"log": log, "line": line});
-                if let Some(m) = message {
-                    source["message"] = json!(m);
-                }
-                if let Some(t) = timestamp {
-                    source["timestamp"] = json!(t);
-                }
-                let mut v = json!({
-                    "kind": "span", "stream": stream, "turn": turn, "role": role, "text": text,
-                    "source": source,
-                });
-                if let Some(t) = tool {
-                    v["name"] = json!(t);
-                }
-                v
+                let span = SpanLine {
+                    stream: stream.clone(),
+                    turn,
+                    role: Name(role),
+                    name: tool,
+                    text,
+                    source: Some(SourceLine {
+                        log: log.to_string(),
+                        message,
+                        line: Some(line),
+                        timestamp,
+                    }),
+                };
+                (stream, Line::Span(span))
             }
             Event::Compaction { stream, text } => {
                 // It covers and evicts the stream's window: every span since the last
@@ -424,65 +439,69 @@ impl Importer {
                 // refused one's spans, so the next is judged over them too.
                 let next = self.turns.get(&stream).copied().unwrap_or(0);
                 let start = self.window.get(&stream).copied().unwrap_or(0);
-                let span = if start < next {
-                    json!([format!("turn:{start}..turn:{}", next - 1)])
+                let window: Vec<Reference> = if start < next {
+                    vec![Reference(format!("turn:{start}..turn:{}", next - 1))]
                 } else {
-                    json!([])
+                    Vec::new()
                 };
-                json!({
-                    "kind": "summary", "stream": stream, "author": "self", "budget": 0,
-                    "covers": span, "evicts": span, "text": text,
-                })
+                let summary = SummaryLine {
+                    stream: stream.clone(),
+                    parent: None,
+                    author: Name(Author::SelfAuthored),
+                    budget: 0,
+                    covers: window.clone(),
+                    evicts: window,
+                    claims: None,
+                    text: Some(text),
+                    self_score: None,
+                    reground: false,
+                };
+                (stream, Line::Summary(summary))
             }
         };
-        let stream = value["stream"].as_str().unwrap_or("").to_string();
         if !self.report.streams.contains(&stream) {
-            self.report.streams.push(stream);
+            self.report.streams.push(stream.clone());
         }
-        let bytes = value.to_string();
-        let result: Option<LineResult> = self
+        let r = self
             .run
-            .apply_line(batch, gate, line, bytes.as_bytes())
+            .apply_built(batch, gate, line, built)
             .map_err(|e| (e.message.clone(), e.integrity))?;
-        if let Some(r) = result {
-            self.report.lines += 1;
-            self.report.present += u64::from(!r.new);
-            if let Some(o) = &r.gate {
-                let stream = value["stream"].as_str().unwrap_or("").to_string();
-                let next = self.turns.get(&stream).copied().unwrap_or(0);
-                let start = self.window.get(&stream).copied().unwrap_or(0);
-                let mut note = format!("judged over turns {start} to {}", next.saturating_sub(1));
-                if let Some(refused) = self.refused.get(&stream) {
-                    note.push_str(&format!(
-                        "; judged over the turns since the compaction at line {refused}, which was refused"
-                    ));
-                }
-                if o.admitted {
-                    self.window.insert(stream.clone(), next);
-                    self.refused.remove(&stream);
-                } else {
-                    self.refused.insert(stream.clone(), line);
-                }
-                let mut findings: Vec<(String, usize)> = Vec::new();
-                for f in &o.findings {
-                    let gate = f.gate.to_string();
-                    match findings.iter_mut().find(|(g, _)| *g == gate) {
-                        Some((_, n)) => *n += 1,
-                        None => findings.push((gate, 1)),
-                    }
-                }
-                self.report.compactions.push(Compaction {
-                    line,
-                    admitted: o.admitted,
-                    note,
-                    claims: r.claims.len(),
-                    findings,
-                    examples: (o.findings.iter().take(EXAMPLES))
-                        .map(|f| (f.gate.to_string(), f.detail.clone()))
-                        .collect(),
-                    verdict: o.verdict,
-                });
+        self.report.lines += 1;
+        self.report.present += u64::from(!r.new);
+        if let Some(o) = &r.gate {
+            let next = self.turns.get(&stream).copied().unwrap_or(0);
+            let start = self.window.get(&stream).copied().unwrap_or(0);
+            let mut note = format!("judged over turns {start} to {}", next.saturating_sub(1));
+            if let Some(refused) = self.refused.get(&stream) {
+                note.push_str(&format!(
+                    "; judged over the turns since the compaction at line {refused}, which was refused"
+                ));
             }
+            if o.admitted {
+                self.window.insert(stream.clone(), next);
+                self.refused.remove(&stream);
+            } else {
+                self.refused.insert(stream.clone(), line);
+            }
+            let mut findings: Vec<(String, usize)> = Vec::new();
+            for f in &o.findings {
+                let gate = f.gate.to_string();
+                match findings.iter_mut().find(|(g, _)| *g == gate) {
+                    Some((_, n)) => *n += 1,
+                    None => findings.push((gate, 1)),
+                }
+            }
+            self.report.compactions.push(Compaction {
+                line,
+                admitted: o.admitted,
+                note,
+                claims: r.claims.len(),
+                findings,
+                examples: (o.findings.iter().take(EXAMPLES))
+                    .map(|f| (f.gate.to_string(), f.detail.clone()))
+                    .collect(),
+                verdict: o.verdict,
+            });
         }
         Ok(())
     }
@@ -492,20 +511,6 @@ impl Importer {
         let turn = *next;
         *next += 1;
         turn
-    }
-}
-
-/// The text of a message's content: a string, or the text of its `text` blocks (or plain
-/// string parts), joined by newlines. Both formats write content this way.
-pub(crate) fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str().or_else(|| b.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
@@ -550,19 +555,5 @@ fn malformed(path: &Path, line: u64, e: &serde_json::Error) -> ImportError {
             e.column()
         ),
         integrity: false,
-    }
-}
-
-/// Counts in `report` each field of `obj` that a format's `known` list does not name: these
-/// formats change every release, so an unknown field is counted and skipped, never fatal.
-pub(crate) fn count_unknown(
-    obj: &serde_json::Map<String, Value>,
-    known: &[&str],
-    report: &mut Report,
-) {
-    for key in obj.keys() {
-        if !known.contains(&key.as_str()) {
-            report.skip(format!("unknown field `{key}`"));
-        }
     }
 }

@@ -8,8 +8,11 @@
 //! - `content` is a string or a list of parts; the `text` parts are read.
 //! - The whole file is one stream, named after the file.
 
+use super::shape::{self, Content};
 use super::{Event, ImportError, Report, Source};
+use crate::record::Role;
 use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -30,6 +33,33 @@ const KNOWN: &[&str] = &[
     "timestamp",
     "created_at",
 ];
+
+/// A chat message: the fields cairn reads.
+#[derive(Deserialize)]
+struct Message {
+    role: Option<String>,
+    content: Option<Content>,
+    #[serde(default)]
+    tool_calls: Vec<ToolCall>,
+    tool_call_id: Option<String>,
+    name: Option<String>,
+    function_call: Option<Function>,
+    id: Option<String>,
+    timestamp: Option<Value>,
+    created_at: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall {
+    id: Option<String>,
+    function: Option<Function>,
+}
+
+#[derive(Deserialize)]
+struct Function {
+    name: Option<String>,
+    arguments: Option<Value>,
+}
 
 pub(super) struct Translator {
     stream: String,
@@ -52,20 +82,24 @@ impl Translator {
     pub(super) fn message(
         &mut self,
         _src: &Source<'_>,
-        v: &Value,
+        v: Value,
         report: &mut Report,
     ) -> Vec<Event> {
-        let Some(obj) = v.as_object() else {
+        if !v.is_object() {
             report.skip("a message that is not a JSON object");
             return Vec::new();
-        };
-        super::count_unknown(obj, KNOWN, report);
-        let message = v["id"]
-            .as_str()
-            .or(v["tool_call_id"].as_str())
-            .map(str::to_string);
-        let timestamp = (v["timestamp"].as_str().or(v["created_at"].as_str())).map(str::to_string);
-        let span = |role: &'static str, tool: Option<String>, text: String| Event::Span {
+        }
+        match shape::read::<Message, _>(v, KNOWN, report) {
+            Ok(Some(m)) => self.translate(m, report),
+            // A value holds no malformed JSON: only a shape it does not have, counted.
+            _ => Vec::new(),
+        }
+    }
+
+    fn translate(&mut self, v: Message, report: &mut Report) -> Vec<Event> {
+        let message = v.id.clone().or_else(|| v.tool_call_id.clone());
+        let timestamp = shape::stamp(&v.timestamp).or_else(|| shape::stamp(&v.created_at));
+        let span = |role: Role, tool: Option<String>, text: String| Event::Span {
             stream: self.stream.clone(),
             role,
             tool,
@@ -73,35 +107,31 @@ impl Translator {
             message: message.clone(),
             timestamp: timestamp.clone(),
         };
-        let text = super::text_of(&v["content"]);
+        let text = shape::text(&v.content);
         let mut out = Vec::new();
-        match v["role"].as_str().unwrap_or("") {
+        match v.role.as_deref().unwrap_or("") {
             role @ ("user" | "assistant" | "system" | "developer") => {
                 let role = match role {
-                    "user" => "user",
-                    "assistant" => "assistant",
-                    _ => "system",
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    _ => Role::System,
                 };
                 if !text.trim().is_empty() {
                     out.push(span(role, None, text));
                 }
-                let calls = v["tool_calls"].as_array().cloned().unwrap_or_default();
-                let legacy = v["function_call"]
-                    .is_object()
-                    .then(|| v["function_call"].clone());
-                for call in calls.iter().map(|c| &c["function"]).chain(legacy.iter()) {
-                    let name = call["name"].as_str().unwrap_or("tool").to_string();
+                let calls = v.tool_calls.iter().filter_map(|c| c.function.as_ref());
+                for call in calls.chain(v.function_call.iter()) {
+                    let name = call.name.clone().unwrap_or_else(|| "tool".into());
                     out.push(span(
-                        "tool-call",
+                        Role::ToolCall,
                         Some(name),
-                        plain_args(&call["arguments"]),
+                        plain_args(call.arguments.as_ref()),
                     ));
                 }
-                for c in &calls {
-                    if let (Some(id), Some(name)) =
-                        (c["id"].as_str(), c["function"]["name"].as_str())
-                    {
-                        self.calls.insert(id.to_string(), name.to_string());
+                for c in &v.tool_calls {
+                    let name = c.function.as_ref().and_then(|f| f.name.as_ref());
+                    if let (Some(id), Some(name)) = (&c.id, name) {
+                        self.calls.insert(id.clone(), name.clone());
                     }
                 }
                 if out.is_empty() {
@@ -109,13 +139,13 @@ impl Translator {
                 }
             }
             "tool" | "function" => {
-                let name = (v["tool_call_id"].as_str())
+                let name = (v.tool_call_id.as_ref())
                     .and_then(|id| self.calls.get(id).cloned())
-                    .or_else(|| v["name"].as_str().map(str::to_string));
+                    .or_else(|| v.name.clone());
                 if text.trim().is_empty() {
                     report.skip("a tool result without text");
                 } else {
-                    out.push(span("tool", name, text));
+                    out.push(span(Role::Tool, name, text));
                 }
             }
             other => report.skip(format!("a message of role `{other}`")),
@@ -125,11 +155,11 @@ impl Translator {
 }
 
 /// Arguments as the model wrote them: a JSON string as it is, anything else as JSON.
-fn plain_args(args: &Value) -> String {
+fn plain_args(args: Option<&Value>) -> String {
     match args {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => other.to_string(),
     }
 }
 

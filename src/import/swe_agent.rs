@@ -10,10 +10,45 @@
 //! - A trajectory is one document, not a stream of lines: it is read whole (SWE-agent writes
 //!   one per task, megabytes at most). The stream is named after the file.
 
-use super::{text_of, Event, Report, Source};
-use serde_json::Value;
+use super::shape::{self, Content};
+use super::{Event, Report, Source};
+use crate::record::Role;
+use serde::Deserialize;
 
-pub(super) fn events(src: &Source<'_>, doc: &Value, report: &mut Report) -> Vec<Event> {
+/// A trajectory: the fields cairn reads.
+#[derive(Deserialize)]
+pub(super) struct Doc {
+    history: Option<Vec<HistoryMessage>>,
+    trajectory: Option<Vec<Step>>,
+}
+
+/// The fields of a trajectory that cairn reads or knows to carry nothing it needs.
+pub(super) const KNOWN: &[&str] = &[
+    "history",
+    "trajectory",
+    "info",
+    "replay_config",
+    "environment",
+];
+
+#[derive(Deserialize)]
+struct HistoryMessage {
+    role: Option<String>,
+    content: Option<Content>,
+    message_type: Option<String>,
+    thought: Option<String>,
+    action: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Step {
+    thought: Option<String>,
+    response: Option<String>,
+    action: Option<String>,
+    observation: Option<String>,
+}
+
+pub(super) fn events(src: &Source<'_>, doc: Doc, report: &mut Report) -> Vec<Event> {
     let stem = std::path::Path::new(src.log)
         .file_name()
         .map(|s| s.to_string_lossy().trim_end_matches(".traj").to_string())
@@ -22,37 +57,34 @@ pub(super) fn events(src: &Source<'_>, doc: &Value, report: &mut Report) -> Vec<
         stream: format!("swe-agent:{stem}"),
         events: Vec::new(),
     };
-    if let Some(history) = doc["history"].as_array() {
+    if let Some(history) = doc.history {
         for m in history {
             report.messages += 1;
-            let content = text_of(&m["content"]);
-            match (m["role"].as_str().unwrap_or(""), m["message_type"].as_str()) {
-                ("system", _) => out.push(report, "system", None, content),
+            let content = shape::text(&m.content);
+            match (m.role.as_deref().unwrap_or(""), m.message_type.as_deref()) {
+                ("system", _) => out.push(report, Role::System, None, content),
                 ("user", Some("observation")) | ("tool", _) => {
-                    out.push(report, "tool", Some("shell"), content)
+                    out.push(report, Role::Tool, Some("shell"), content)
                 }
-                ("user", _) => out.push(report, "user", None, content),
+                ("user", _) => out.push(report, Role::User, None, content),
                 ("assistant", _) => {
-                    let thought = m["thought"].as_str().map(str::to_string);
-                    out.push(report, "assistant", None, thought.unwrap_or(content));
-                    out.action(&m["action"]);
+                    out.push(report, Role::Assistant, None, m.thought.unwrap_or(content));
+                    out.action(m.action.as_deref());
                 }
                 (other, _) => report.skip(format!("a message of role `{other}`")),
             }
         }
         return out.events;
     }
-    match doc["trajectory"].as_array() {
+    match doc.trajectory {
         Some(steps) => {
             for step in steps {
                 report.messages += 1;
-                let said = (step["thought"].as_str())
-                    .or(step["response"].as_str())
-                    .unwrap_or("");
-                out.push(report, "assistant", None, said.to_string());
-                out.action(&step["action"]);
-                let seen = step["observation"].as_str().unwrap_or("").to_string();
-                out.push(report, "tool", Some("shell"), seen);
+                let said = step.thought.or(step.response).unwrap_or_default();
+                out.push(report, Role::Assistant, None, said);
+                out.action(step.action.as_deref());
+                let seen = step.observation.unwrap_or_default();
+                out.push(report, Role::Tool, Some("shell"), seen);
             }
         }
         None => report.skip("a document with neither `history` nor `trajectory`"),
@@ -68,7 +100,7 @@ struct Out {
 
 impl Out {
     /// A span, unless its text is empty (then a skip).
-    fn push(&mut self, report: &mut Report, role: &'static str, tool: Option<&str>, text: String) {
+    fn push(&mut self, report: &mut Report, role: Role, tool: Option<&str>, text: String) {
         if text.trim().is_empty() {
             report.skip("an empty message");
             return;
@@ -84,11 +116,11 @@ impl Out {
     }
 
     /// The agent's action as a tool call of the shell, when it took one.
-    fn action(&mut self, action: &Value) {
-        if let Some(a) = action.as_str().filter(|a| !a.trim().is_empty()) {
+    fn action(&mut self, action: Option<&str>) {
+        if let Some(a) = action.filter(|a| !a.trim().is_empty()) {
             self.events.push(Event::Span {
                 stream: self.stream.clone(),
-                role: "tool-call",
+                role: Role::ToolCall,
                 tool: Some("shell".into()),
                 text: a.to_string(),
                 message: None,

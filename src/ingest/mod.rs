@@ -21,6 +21,7 @@
 //! ```
 
 mod json;
+pub(crate) mod lines;
 mod strict;
 
 pub use json::{export_line, finding, line_result};
@@ -28,12 +29,15 @@ pub use json::{export_line, finding, line_result};
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
-    score_from_unit, Action, Author, Check, Claim, Classification, Finding, FoundItem, Judgement,
-    Kind, Origin, Pin, PinClass, PinItem, Place, Receipt, Record, Reground, Relation, Retirement,
-    Rid, Role, Ruling, Score, Span, Summary, Verdict, SCORE_ONE,
+    Action, Check, Claim, ClaimStatus, Classification, Finding, FoundItem, Judgement, Kind, Origin,
+    Pin, PinItem, Place, Receipt, Record, Reground, Retirement, Rid, Ruling, Span, Status, Summary,
+    Verdict, SCORE_ONE,
 };
-use crate::record::{ClaimStatus, Gate, Status};
 use crate::store::{Appended, Batch, Read};
+use lines::{
+    ClaimEntry, ClaimFields, JudgementLine, Line, PinLine, ReceiptLine, Reference, RetirementLine,
+    SummaryLine, VerdictLine,
+};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
@@ -213,6 +217,22 @@ impl Run {
         };
         apply(&mut ctx, gate, bytes)
     }
+
+    /// Applies one line built by an importer, as [`Run::apply_line`] applies a line of JSON.
+    pub(crate) fn apply_built(
+        &mut self,
+        batch: &mut Batch,
+        gate: &Gatekeeper,
+        line: u64,
+        built: Line,
+    ) -> Res<LineResult> {
+        let mut ctx = Ctx {
+            batch,
+            line,
+            run: self,
+        };
+        apply_parsed(&mut ctx, gate, built, None)
+    }
 }
 
 type Res<T> = Result<T, LineError>;
@@ -234,6 +254,10 @@ impl Ctx<'_> {
             message: message.into(),
             integrity: false,
         }
+    }
+
+    fn fault(&self, f: lines::Fault) -> LineError {
+        self.err(f.field, f.message)
     }
 
     fn store_err(&self, field: Option<String>, e: Error) -> LineError {
@@ -266,20 +290,34 @@ pub fn apply_line(
 }
 
 fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineResult>> {
-    let line = ctx.line;
     let Some(map) = parse_object(ctx, bytes)? else {
         return Ok(None);
     };
-    let obj = Obj::new(ctx, map, "")?;
-    let (record, mut claims) = parse_record(ctx, gate, &obj)?;
-    obj.check_fields(ctx, allowed_fields(record.kind()))?;
-    let expected_rid = obj.opt_str(ctx, "rid")?.map(str::to_string);
+    let parsed = lines::parse(map).map_err(|f| ctx.fault(f))?;
+    apply_parsed(ctx, gate, parsed.line, parsed.rid).map(Some)
+}
+
+/// Applies a line read (from JSON, or built by an importer): its record appended the way its
+/// kind enters the ledger, a span's `source` as a place record, the rid it says checked.
+fn apply_parsed(
+    ctx: &mut Ctx<'_>,
+    gate: &Gatekeeper,
+    line: Line,
+    expected_rid: Option<String>,
+) -> Res<LineResult> {
+    let number = ctx.line;
+    let mut line = line;
+    let source = match &mut line {
+        Line::Span(s) => s.source.take(),
+        _ => None,
+    };
+    let (record, mut claims) = build(ctx, gate, line)?;
     let kind = record.kind();
     let (appended, gate_result) = match append_record(ctx, gate, record)? {
         Applied::Appended(a, o) => (a, o.map(|o| *o)),
         Applied::NotRegrounded { claim, reason } => {
-            return Ok(Some(LineResult {
-                line,
+            return Ok(LineResult {
+                line: number,
                 kind,
                 rid: claim,
                 index: 0,
@@ -287,28 +325,21 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
                 claims,
                 gate: None,
                 refused: Some(reason),
-            }))
+            })
         }
     };
     // A span line's `source`: where the span came from in the original log, a place record.
-    if kind == Kind::Span {
-        if let Some(v) = obj.get("source") {
-            let Value::Object(m) = v else {
-                return Err(ctx.err(
-                    Some("source".into()),
-                    format!(
-                        "expected an object {{log, message?, line?, timestamp?}}, found {}",
-                        type_name(v)
-                    ),
-                ));
-            };
-            let o = Obj::new(ctx, m.clone(), "source")?;
-            o.check_fields(ctx, &["log", "message", "line", "timestamp"])?;
-            let place = place_fields(ctx, &o, appended.rid)?;
-            ctx.batch
-                .append(place)
-                .map_err(|e| ctx.store_err(Some("source".into()), e))?;
-        }
+    if let Some(s) = source {
+        let place = Record::Place(Place {
+            span: appended.rid,
+            log: s.log,
+            message: s.message,
+            line: s.line,
+            timestamp: s.timestamp,
+        });
+        ctx.batch
+            .append(place)
+            .map_err(|e| ctx.store_err(Some("source".into()), e))?;
     }
     if let Some(o) = &gate_result {
         for c in &mut claims {
@@ -326,8 +357,8 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
             ));
         }
     }
-    Ok(Some(LineResult {
-        line,
+    Ok(LineResult {
+        line: number,
         kind,
         rid: appended.rid,
         index: appended.index,
@@ -335,7 +366,7 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
         claims,
         refused: gate_result.as_ref().and_then(|o| refusal(kind, o)),
         gate: gate_result,
-    }))
+    })
 }
 
 /// The line as one JSON object, or `None` for a blank line.
@@ -376,45 +407,79 @@ fn parse_object(ctx: &Ctx<'_>, bytes: &[u8]) -> Res<Option<Map<String, Value>>> 
     }
 }
 
-/// The record a line describes, by its `kind`; for a summary, also the claims it appended or
-/// carries.
-fn parse_record(
-    ctx: &mut Ctx<'_>,
-    gate: &Gatekeeper,
-    obj: &Obj,
-) -> Res<(Record, Vec<ClaimResult>)> {
-    let kind = obj.str(ctx, "kind")?;
-    Ok(match kind {
-        "span" => (span(ctx, obj)?, Vec::new()),
-        "claim" => {
-            let stream = obj.str(ctx, "stream")?.to_string();
-            (Record::Claim(claim(ctx, obj, &stream)?), Vec::new())
+/// The record a line describes; for a summary, also the claims it appended or carries.
+fn build(ctx: &mut Ctx<'_>, gate: &Gatekeeper, line: Line) -> Res<(Record, Vec<ClaimResult>)> {
+    let record = match line {
+        Line::Summary(s) => return summary(ctx, gate, s),
+        Line::Span(s) => Record::Span(Span {
+            stream: s.stream,
+            turn: s.turn,
+            role: s.role.0,
+            tool: s.name,
+            text: s.text,
+        }),
+        Line::Claim(c) => {
+            let fields = ClaimFields {
+                text: c.text,
+                origin: c.origin,
+                witnesses: c.witnesses,
+                actionable: c.actionable,
+            };
+            Record::Claim(claim(ctx, fields, &c.stream, "")?)
         }
-        "summary" => summary(ctx, gate, obj)?,
-        "pin" => (pin(ctx, obj)?, Vec::new()),
-        "judgement" => (judgement(ctx, obj)?, Vec::new()),
-        "verdict" => (verdict(ctx, obj)?, Vec::new()),
-        "action" => (action(ctx, obj)?, Vec::new()),
-        "reground" => (reground(ctx, obj)?, Vec::new()),
-        "check" => (check(ctx, obj)?, Vec::new()),
-        "receipt" => (receipt(ctx, obj)?, Vec::new()),
-        "ruling" => (ruling(ctx, obj)?, Vec::new()),
-        "retirement" => (retirement(ctx, obj)?, Vec::new()),
-        "classification" => (classification(ctx, obj)?, Vec::new()),
-        "place" => {
-            let stream = obj.opt_str(ctx, "stream")?;
-            let span = one_ref(ctx, obj, stream, "span")?;
-            (place_fields(ctx, obj, span)?, Vec::new())
+        Line::Pin(p) => pin(ctx, p)?,
+        Line::Judgement(j) => judgement(ctx, j)?,
+        Line::Verdict(v) => verdict(ctx, v)?,
+        Line::Action(a) => Record::Action(Action {
+            text: a.text,
+            irreversible: a.irreversible,
+            relies_on: refs(ctx, "relies_on", &a.relies_on, Some(&a.stream), false)?,
+            stream: a.stream,
+        }),
+        Line::Reground(g) => {
+            let stream = g.stream.as_deref();
+            Record::Reground(Reground {
+                claim: one_ref(ctx, "claim", &g.claim, stream)?,
+                spans: refs(ctx, "spans", &g.spans, stream, true)?,
+                score: g.score.map_or(0, |u| u.0),
+            })
         }
-        other => {
-            return Err(ctx.err(
-                Some("kind".into()),
-                format!(
-                    "unknown kind {other:?}; use span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement, classification or place"
-                ),
-            ))
+        Line::Check(c) => Record::Check(Check {
+            action: one_ref(ctx, "action", &c.action, c.stream.as_deref())?,
+            at: c.at,
+        }),
+        Line::Receipt(r) => receipt(ctx, r)?,
+        Line::Ruling(r) => {
+            let stream = r.stream.as_deref();
+            Record::Ruling(Ruling {
+                claim: one_ref(ctx, "claim", &r.claim, stream)?,
+                spans: refs(ctx, "spans", &r.spans, stream, true)?,
+                judge: r.judge,
+                prompt: r.prompt,
+                answer: r.answer.0,
+                quote: r.quote.unwrap_or_default(),
+            })
         }
-    })
+        Line::Retirement(r) => retirement(ctx, r)?,
+        Line::Classification(c) => Record::Classification(Classification {
+            span: one_ref(ctx, "span", &c.span, c.stream.as_deref())?,
+            classifier: c.classifier,
+            items: (c.items.into_iter())
+                .map(|i| FoundItem {
+                    class: i.class.0,
+                    text: i.text,
+                })
+                .collect(),
+        }),
+        Line::Place(p) => Record::Place(Place {
+            span: one_ref(ctx, "span", &p.span, p.stream.as_deref())?,
+            log: p.log,
+            message: p.message,
+            line: p.line,
+            timestamp: p.timestamp,
+        }),
+    };
+    Ok((record, Vec::new()))
 }
 
 /// A record only the gates write, found in the ledger as it is, or refused with `refusal`.
@@ -563,253 +628,6 @@ fn refusal(kind: Kind, o: &Outcome) -> Option<String> {
     })
 }
 
-fn allowed_fields(kind: Kind) -> &'static [&'static str] {
-    match kind {
-        Kind::Span => &[
-            "kind", "stream", "turn", "role", "name", "text", "source", "rid", "index",
-        ],
-        Kind::Claim => &[
-            "kind",
-            "stream",
-            "text",
-            "origin",
-            "witnesses",
-            "actionable",
-            "rid",
-            "index",
-        ],
-        Kind::Summary => &[
-            "kind",
-            "stream",
-            "parent",
-            "author",
-            "budget",
-            "covers",
-            "evicts",
-            "claims",
-            "text",
-            "self_score",
-            "reground",
-            "rid",
-            "index",
-        ],
-        Kind::Pin => &["kind", "stream", "name", "items", "rid", "index"],
-        Kind::Judgement => &[
-            "kind", "stream", "claim", "span", "relation", "score", "scorer", "rid", "index",
-        ],
-        Kind::Verdict => &[
-            "kind",
-            "stream",
-            "subject",
-            "admitted",
-            "findings",
-            "claims",
-            "self_score",
-            "anchored_score",
-            "policy",
-            "rid",
-            "index",
-        ],
-        Kind::Action => &[
-            "kind",
-            "stream",
-            "text",
-            "irreversible",
-            "relies_on",
-            "rid",
-            "index",
-        ],
-        Kind::Reground => &["kind", "stream", "claim", "spans", "score", "rid", "index"],
-        Kind::Check => &["kind", "stream", "action", "at", "rid", "index"],
-        Kind::Receipt => &["kind", "stream", "key", "payload", "spans", "rid", "index"],
-        Kind::Retirement => &["kind", "stream", "pin", "item", "witness", "rid", "index"],
-        Kind::Place => &[
-            "kind",
-            "stream",
-            "span",
-            "log",
-            "message",
-            "line",
-            "timestamp",
-            "rid",
-            "index",
-        ],
-        Kind::Classification => &[
-            "kind",
-            "stream",
-            "span",
-            "classifier",
-            "items",
-            "rid",
-            "index",
-        ],
-        Kind::Ruling => &[
-            "kind", "stream", "claim", "spans", "judge", "prompt", "answer", "quote", "rid",
-            "index",
-        ],
-    }
-}
-
-/// A JSON object being read, with the path of fields leading to it for messages.
-struct Obj {
-    map: Map<String, Value>,
-    path: String,
-}
-
-impl Obj {
-    fn new(_ctx: &Ctx<'_>, map: Map<String, Value>, path: &str) -> Res<Obj> {
-        Ok(Obj {
-            map,
-            path: path.to_string(),
-        })
-    }
-
-    fn field(&self, name: &str) -> String {
-        if self.path.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}.{name}", self.path)
-        }
-    }
-
-    fn check_fields(&self, ctx: &Ctx<'_>, allowed: &[&str]) -> Res<()> {
-        for key in self.map.keys() {
-            if !allowed.contains(&key.as_str()) {
-                return Err(ctx.err(
-                    Some(self.field(key)),
-                    format!(
-                        "unknown field; the fields allowed here are {}",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn get(&self, name: &str) -> Option<&Value> {
-        self.map.get(name).filter(|v| !v.is_null())
-    }
-
-    fn missing(&self, ctx: &Ctx<'_>, name: &str, what: &str) -> LineError {
-        ctx.err(Some(self.field(name)), format!("missing; give {what}"))
-    }
-
-    fn mistyped(&self, ctx: &Ctx<'_>, name: &str, what: &str, got: &Value) -> LineError {
-        ctx.err(
-            Some(self.field(name)),
-            format!("expected {what}, found {}", type_name(got)),
-        )
-    }
-
-    fn opt_str(&self, ctx: &Ctx<'_>, name: &str) -> Res<Option<&str>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(self.mistyped(ctx, name, "a string", v)),
-        }
-    }
-
-    fn str(&self, ctx: &Ctx<'_>, name: &str) -> Res<&str> {
-        self.opt_str(ctx, name)?
-            .ok_or_else(|| self.missing(ctx, name, "a string"))
-    }
-
-    fn u64(&self, ctx: &Ctx<'_>, name: &str) -> Res<u64> {
-        match self.get(name) {
-            None => Err(self.missing(ctx, name, "a non-negative integer")),
-            Some(v) => v
-                .as_u64()
-                .ok_or_else(|| self.mistyped(ctx, name, "a non-negative integer", v)),
-        }
-    }
-
-    fn bool_or(&self, ctx: &Ctx<'_>, name: &str, default: bool) -> Res<bool> {
-        match self.get(name) {
-            None => Ok(default),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(v) => Err(self.mistyped(ctx, name, "true or false", v)),
-        }
-    }
-
-    fn bool(&self, ctx: &Ctx<'_>, name: &str) -> Res<bool> {
-        match self.get(name) {
-            None => Err(self.missing(ctx, name, "true or false")),
-            Some(_) => self.bool_or(ctx, name, false),
-        }
-    }
-
-    fn opt_score(&self, ctx: &Ctx<'_>, name: &str) -> Res<Option<Score>> {
-        match self.get(name) {
-            None => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .and_then(score_from_unit)
-                .map(Some)
-                .ok_or_else(|| self.mistyped(ctx, name, "a number from 0 to 1", v)),
-        }
-    }
-
-    fn array(&self, ctx: &Ctx<'_>, name: &str) -> Res<&[Value]> {
-        match self.get(name) {
-            None => Ok(&[]),
-            Some(Value::Array(a)) => Ok(a),
-            Some(v) => Err(self.mistyped(ctx, name, "a list", v)),
-        }
-    }
-
-    fn required_array(&self, ctx: &Ctx<'_>, name: &str) -> Res<&[Value]> {
-        match self.get(name) {
-            None => Err(self.missing(ctx, name, "a list")),
-            Some(_) => self.array(ctx, name),
-        }
-    }
-
-    fn named<T>(
-        &self,
-        ctx: &Ctx<'_>,
-        name: &str,
-        parse: fn(&str) -> Option<T>,
-        names: &str,
-    ) -> Res<T> {
-        let s = self.str(ctx, name)?;
-        parse(s).ok_or_else(|| {
-            ctx.err(
-                Some(self.field(name)),
-                format!("unknown value {s:?}; use one of: {}", names.trim_end()),
-            )
-        })
-    }
-
-    fn objects(&self, ctx: &Ctx<'_>, name: &str) -> Res<Vec<Obj>> {
-        let mut out = Vec::new();
-        for (i, v) in self.array(ctx, name)?.iter().enumerate() {
-            let path = format!("{}[{i}]", self.field(name));
-            match v {
-                Value::Object(m) => out.push(Obj::new(ctx, m.clone(), &path)?),
-                other => {
-                    return Err(ctx.err(
-                        Some(path),
-                        format!("expected an object, found {}", type_name(other)),
-                    ))
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A parsed reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ref {
@@ -925,29 +743,38 @@ fn resolve_at<R: Read>(
     }
 }
 
-fn refs(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str, range: bool) -> Res<Vec<Rid>> {
+/// A field inside `prefix` (a list entry's path), or at the top when `prefix` is empty.
+fn path(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// The records a list of references names, in order; `field` is the list's path.
+fn refs(
+    ctx: &Ctx<'_>,
+    field: &str,
+    list: &[Reference],
+    stream: Option<&str>,
+    range: bool,
+) -> Res<Vec<Rid>> {
     let mut out = Vec::new();
-    for (i, v) in obj.array(ctx, name)?.iter().enumerate() {
-        let field = format!("{}[{i}]", obj.field(name));
-        out.extend(one_ref_value(ctx, field, v, stream, range)?);
+    for (i, r) in list.iter().enumerate() {
+        out.extend(resolve_ref(ctx, format!("{field}[{i}]"), r, stream, range)?);
     }
     Ok(out)
 }
 
-fn one_ref_value(
+fn resolve_ref(
     ctx: &Ctx<'_>,
     field: String,
-    v: &Value,
+    r: &Reference,
     stream: Option<&str>,
     range: bool,
 ) -> Res<Vec<Rid>> {
-    let Value::String(s) = v else {
-        return Err(ctx.err(
-            Some(field),
-            format!("expected a reference string, found {}", type_name(v)),
-        ));
-    };
-    let r = parse_ref(s).map_err(|e| ctx.err(Some(field.clone()), e.to_string()))?;
+    let r = parse_ref(&r.0).map_err(|e| ctx.err(Some(field.clone()), e.to_string()))?;
     if !range && matches!(r, Ref::Range(..)) {
         return Err(ctx.err(
             Some(field),
@@ -967,58 +794,68 @@ fn one_ref_value(
     })
 }
 
-fn one_ref(ctx: &Ctx<'_>, obj: &Obj, stream: Option<&str>, name: &str) -> Res<Rid> {
-    let v = obj
-        .get(name)
-        .ok_or_else(|| obj.missing(ctx, name, "a reference"))?;
-    Ok(one_ref_value(ctx, obj.field(name), v, stream, false)?[0])
+/// The one record a reference names; `field` is its path.
+fn one_ref(ctx: &Ctx<'_>, field: &str, r: &Reference, stream: Option<&str>) -> Res<Rid> {
+    Ok(resolve_ref(ctx, field.to_string(), r, stream, false)?[0])
 }
 
-fn span(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    Ok(Record::Span(Span {
-        stream: obj.str(ctx, "stream")?.to_string(),
-        turn: obj.u64(ctx, "turn")?,
-        role: obj.named(ctx, "role", Role::from_name, Role::NAMES)?,
-        tool: obj.opt_str(ctx, "name")?.map(str::to_string),
-        text: obj.str(ctx, "text")?.to_string(),
-    }))
-}
-
-fn claim(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Claim> {
+/// A claim of `stream`; `prefix` is the path of the claim object in its line.
+fn claim(ctx: &Ctx<'_>, c: ClaimFields, stream: &str, prefix: &str) -> Res<Claim> {
     Ok(Claim {
         stream: stream.to_string(),
-        text: obj.str(ctx, "text")?.to_string(),
-        origin: obj
-            .opt_str(ctx, "origin")?
-            .map(Origin::from_tag)
-            .unwrap_or(Origin::Missing),
-        witnesses: refs(ctx, obj, Some(stream), "witnesses", true)?,
-        actionable: obj.bool_or(ctx, "actionable", false)?,
+        origin: c
+            .origin
+            .as_deref()
+            .map_or(Origin::Missing, Origin::from_tag),
+        witnesses: refs(
+            ctx,
+            &path(prefix, "witnesses"),
+            &c.witnesses,
+            Some(stream),
+            true,
+        )?,
+        text: c.text,
+        actionable: c.actionable,
     })
 }
 
-fn summary(ctx: &mut Ctx<'_>, gate: &Gatekeeper, obj: &Obj) -> Res<(Record, Vec<ClaimResult>)> {
-    let stream = obj.str(ctx, "stream")?.to_string();
-    let parent = match obj.get("parent") {
-        Some(_) => Some(one_ref(ctx, obj, Some(&stream), "parent")?),
+fn summary(
+    ctx: &mut Ctx<'_>,
+    gate: &Gatekeeper,
+    s: SummaryLine,
+) -> Res<(Record, Vec<ClaimResult>)> {
+    let stream = s.stream;
+    let explicit = s.parent.is_some();
+    let parent = match &s.parent {
+        Some(r) => Some(one_ref(ctx, "parent", r, Some(&stream))?),
         None => ctx.head(&stream)?,
     };
     let mut sum = Summary {
         stream: stream.clone(),
         parent,
-        author: obj.named(ctx, "author", Author::from_name, Author::NAMES)?,
-        budget: obj.u64(ctx, "budget")?,
-        covers: refs(ctx, obj, Some(&stream), "covers", true)?,
-        evicts: refs(ctx, obj, Some(&stream), "evicts", true)?,
+        author: s.author.0,
+        budget: s.budget,
+        covers: refs(ctx, "covers", &s.covers, Some(&stream), true)?,
+        evicts: refs(ctx, "evicts", &s.evicts, Some(&stream), true)?,
         claims: Vec::new(),
-        self_score: obj.opt_score(ctx, "self_score")?,
-        reground: obj.bool_or(ctx, "reground", false)?,
+        self_score: s.self_score.map(|u| u.0),
+        reground: s.reground,
     };
-    if obj.get("text").is_some() {
-        return prose(ctx, gate, obj, sum);
-    }
+    let entries =
+        match (s.claims, s.text) {
+            (Some(_), Some(_)) => return Err(ctx.err(
+                Some("text".into()),
+                "a summary gives its claims as `claims` or as prose in `text`, not both; drop one",
+            )),
+            (None, None) => return Err(ctx.err(
+                Some("claims".into()),
+                "missing: a summary gives its claims as a list in `claims`, or as prose in `text`",
+            )),
+            (None, Some(text)) => return prose(ctx, gate, sum, &text, explicit),
+            (Some(entries), None) => entries,
+        };
     // Resolve every claim before appending any, so a bad claim leaves nothing behind.
-    let pending = summary_claims(ctx, obj, &stream)?;
+    let pending = summary_claims(ctx, entries, &stream)?;
     let mut results = Vec::new();
     for (field, p) in pending {
         let result = match p {
@@ -1053,7 +890,7 @@ fn summary(ctx: &mut Ctx<'_>, gate: &Gatekeeper, obj: &Obj) -> Res<(Record, Vec<
         sum.claims.push(result.rid);
         results.push(result);
     }
-    if obj.get("parent").is_none() {
+    if !explicit {
         if let Some(again) = met_again(ctx, &sum)? {
             return Ok((again, results));
         }
@@ -1066,19 +903,13 @@ fn summary(ctx: &mut Ctx<'_>, gate: &Gatekeeper, obj: &Obj) -> Res<(Record, Vec<
 fn prose(
     ctx: &mut Ctx<'_>,
     gate: &Gatekeeper,
-    obj: &Obj,
     sum: Summary,
+    text: &str,
+    explicit_parent: bool,
 ) -> Res<(Record, Vec<ClaimResult>)> {
-    if obj.get("claims").is_some() {
-        return Err(ctx.err(
-            Some("text".into()),
-            "a summary gives its claims as `claims` or as prose in `text`, not both; drop one",
-        ));
-    }
-    let text = obj.str(ctx, "text")?.to_string();
     let mut sum = sum;
     let derived = gate
-        .derive(ctx.batch, &sum.stream, &sum.covers, &text)
+        .derive(ctx.batch, &sum.stream, &sum.covers, text)
         .map_err(|e| ctx.store_err(Some("text".into()), e))?;
     let appended = gate
         .append_derived(ctx.batch, &sum.stream, derived)
@@ -1094,7 +925,7 @@ fn prose(
             derived: Some(d),
         });
     }
-    if obj.get("parent").is_none() {
+    if !explicit_parent {
         if let Some(again) = met_again(ctx, &sum)? {
             return Ok((again, results));
         }
@@ -1148,20 +979,17 @@ enum SummaryClaim {
 }
 
 /// The claims of a summary line, each with its field name, resolved but not yet appended.
-fn summary_claims(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Vec<(String, SummaryClaim)>> {
-    if obj.get("claims").is_none() {
-        return Err(ctx.err(
-            Some("claims".into()),
-            "missing: a summary gives its claims as a list in `claims`, or as prose in `text`",
-        ));
-    }
-    obj.required_array(ctx, "claims")?;
+fn summary_claims(
+    ctx: &Ctx<'_>,
+    entries: Vec<ClaimEntry>,
+    stream: &str,
+) -> Res<Vec<(String, SummaryClaim)>> {
     let mut pending = Vec::new();
-    for (i, v) in obj.array(ctx, "claims")?.iter().enumerate() {
+    for (i, entry) in entries.into_iter().enumerate() {
         let field = format!("claims[{i}]");
-        let entry = match v {
-            Value::String(_) => {
-                let rid = one_ref_value(ctx, field.clone(), v, Some(stream), false)?[0];
+        let entry = match entry {
+            ClaimEntry::Carried(r) => {
+                let rid = one_ref(ctx, &field, &r, Some(stream))?;
                 match ctx.batch.get(&rid).map_err(|e| ctx.store_err(None, e))? {
                     Some(Record::Claim(c)) => SummaryClaim::Carried(rid, c.text),
                     Some(other) => {
@@ -1176,114 +1004,63 @@ fn summary_claims(ctx: &Ctx<'_>, obj: &Obj, stream: &str) -> Res<Vec<(String, Su
                     None => return Err(ctx.err(Some(field), format!("{rid} is not in the ledger"))),
                 }
             }
-            Value::Object(m) => {
-                let o = Obj::new(ctx, m.clone(), &field)?;
-                o.check_fields(ctx, &["text", "origin", "witnesses", "actionable"])?;
-                SummaryClaim::New(claim(ctx, &o, stream)?)
-            }
-            other => {
-                return Err(ctx.err(
-                    Some(field),
-                    format!(
-                        "expected a claim object or a reference, found {}",
-                        type_name(other)
-                    ),
-                ))
-            }
+            ClaimEntry::New(c) => SummaryClaim::New(claim(ctx, c, stream, &field)?),
         };
         pending.push((field, entry));
     }
     Ok(pending)
 }
 
-fn pin(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.str(ctx, "stream")?.to_string();
-    let name = obj.str(ctx, "name")?.to_string();
-    obj.required_array(ctx, "items")?;
-    let mut items = Vec::new();
-    for o in obj.objects(ctx, "items")? {
-        o.check_fields(ctx, &["class", "text", "witness"])?;
-        let witness = match o.get("witness") {
-            Some(_) => Some(one_ref(ctx, &o, Some(&stream), "witness")?),
+fn pin(ctx: &Ctx<'_>, p: PinLine) -> Res<Record> {
+    if p.items.is_empty() {
+        return Err(ctx.err(Some("items".into()), "a pin needs at least one item"));
+    }
+    let mut items = Vec::with_capacity(p.items.len());
+    for (i, item) in p.items.into_iter().enumerate() {
+        let witness = match &item.witness {
+            Some(w) => Some(one_ref(
+                ctx,
+                &format!("items[{i}].witness"),
+                w,
+                Some(&p.stream),
+            )?),
             None => None,
         };
         items.push(PinItem {
-            class: o.named(ctx, "class", PinClass::from_name, PinClass::NAMES)?,
-            text: o.str(ctx, "text")?.to_string(),
+            class: item.class.0,
+            text: item.text,
             witness,
         });
     }
-    if items.is_empty() {
-        return Err(ctx.err(Some("items".into()), "a pin needs at least one item"));
-    }
     Ok(Record::Pin(Pin {
-        stream,
-        name,
+        stream: p.stream,
+        name: p.name,
         items,
     }))
 }
 
-/// A place: `log`, and `message`, `line` and `timestamp` where the log has them.
-fn place_fields(ctx: &Ctx<'_>, obj: &Obj, span: Rid) -> Res<Record> {
-    Ok(Record::Place(Place {
-        span,
-        log: obj.str(ctx, "log")?.to_string(),
-        message: obj.opt_str(ctx, "message")?.map(str::to_string),
-        line: match obj.get("line") {
-            Some(_) => Some(obj.u64(ctx, "line")?),
-            None => None,
-        },
-        timestamp: obj.opt_str(ctx, "timestamp")?.map(str::to_string),
-    }))
-}
-
-/// A classification line, as `export` writes it: found in the ledger or refused.
-fn classification(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
-    obj.required_array(ctx, "items")?;
-    let mut items = Vec::new();
-    for o in obj.objects(ctx, "items")? {
-        o.check_fields(ctx, &["class", "text"])?;
-        items.push(FoundItem {
-            class: o.named(ctx, "class", PinClass::from_name, PinClass::NAMES)?,
-            text: o.str(ctx, "text")?.to_string(),
-        });
-    }
-    Ok(Record::Classification(Classification {
-        span: one_ref(ctx, obj, stream, "span")?,
-        classifier: obj.str(ctx, "classifier")?.to_string(),
-        items,
-    }))
-}
-
-fn judgement(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
+fn judgement(ctx: &Ctx<'_>, j: JudgementLine) -> Res<Record> {
+    let stream = j.stream.as_deref();
     Ok(Record::Judgement(Judgement {
-        claim: one_ref(ctx, obj, stream, "claim")?,
-        span: one_ref(ctx, obj, stream, "span")?,
-        relation: obj.named(ctx, "relation", Relation::from_name, Relation::NAMES)?,
-        score: obj.opt_score(ctx, "score")?.unwrap_or(SCORE_ONE),
-        scorer: obj.opt_str(ctx, "scorer")?.unwrap_or("person").to_string(),
+        claim: one_ref(ctx, "claim", &j.claim, stream)?,
+        span: one_ref(ctx, "span", &j.span, stream)?,
+        relation: j.relation.0,
+        score: j.score.map_or(SCORE_ONE, |u| u.0),
+        scorer: j.scorer.unwrap_or_else(|| "person".into()),
     }))
 }
 
-/// Every gate's name, for messages.
-fn gate_names() -> String {
-    Gate::ALL.iter().map(|g| format!("{g} ")).collect()
-}
-
-fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
-    let mut findings = Vec::new();
-    for o in obj.objects(ctx, "findings")? {
-        o.check_fields(ctx, &["gate", "subject", "detail"])?;
+fn verdict(ctx: &Ctx<'_>, v: VerdictLine) -> Res<Record> {
+    let stream = v.stream.as_deref();
+    let mut findings = Vec::with_capacity(v.findings.len());
+    for (i, f) in v.findings.into_iter().enumerate() {
         findings.push(Finding {
-            gate: o.named(ctx, "gate", Gate::from_name, &gate_names())?,
-            subject: one_ref(ctx, &o, stream, "subject")?,
-            detail: o.str(ctx, "detail")?.to_string(),
+            gate: f.gate.0,
+            subject: one_ref(ctx, &format!("findings[{i}].subject"), &f.subject, stream)?,
+            detail: f.detail,
         });
     }
-    let policy = match obj.opt_str(ctx, "policy")? {
+    let policy = match &v.policy {
         None => [0u8; 32],
         Some(h) => h.parse::<Rid>().map(|r| r.0).map_err(|e| {
             ctx.err(
@@ -1292,109 +1069,69 @@ fn verdict(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
             )
         })?,
     };
-    let mut claims = Vec::new();
-    for o in obj.objects(ctx, "claims")? {
-        o.check_fields(ctx, &["claim", "status"])?;
+    let mut claims = Vec::with_capacity(v.claims.len());
+    for (i, c) in v.claims.into_iter().enumerate() {
         claims.push(ClaimStatus {
-            claim: one_ref(ctx, &o, stream, "claim")?,
-            status: o.named(ctx, "status", Status::from_name, Status::NAMES)?,
+            claim: one_ref(ctx, &format!("claims[{i}].claim"), &c.claim, stream)?,
+            status: c.status.0,
         });
     }
     Ok(Record::Verdict(Verdict {
         claims,
-        subject: one_ref(ctx, obj, stream, "subject")?,
-        admitted: obj.bool(ctx, "admitted")?,
+        subject: one_ref(ctx, "subject", &v.subject, stream)?,
+        admitted: v.admitted,
         findings,
-        self_score: obj.opt_score(ctx, "self_score")?,
-        anchored_score: obj.opt_score(ctx, "anchored_score")?,
+        self_score: v.self_score.map(|u| u.0),
+        anchored_score: v.anchored_score.map(|u| u.0),
         policy,
     }))
 }
 
-fn action(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.str(ctx, "stream")?.to_string();
-    Ok(Record::Action(Action {
-        text: obj.str(ctx, "text")?.to_string(),
-        irreversible: obj.bool_or(ctx, "irreversible", false)?,
-        relies_on: refs(ctx, obj, Some(&stream), "relies_on", false)?,
-        stream,
-    }))
-}
-
-fn receipt(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.str(ctx, "stream")?.to_string();
-    let payload = obj.str(ctx, "payload")?;
-    let payload = payload.parse::<Rid>().map_err(|e| {
+fn receipt(ctx: &Ctx<'_>, r: ReceiptLine) -> Res<Record> {
+    let payload = r.payload.parse::<Rid>().map_err(|e| {
         ctx.err(
             Some("payload".into()),
             format!("{e}; a payload is the BLAKE3 hash of the call, 64 hex digits"),
         )
     })?;
     Ok(Record::Receipt(Receipt {
-        key: obj.str(ctx, "key")?.to_string(),
+        spans: refs(ctx, "spans", &r.spans, Some(&r.stream), true)?,
+        key: r.key,
         payload: payload.0,
-        spans: refs(ctx, obj, Some(&stream), "spans", true)?,
-        stream,
-    }))
-}
-
-fn check(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
-    Ok(Record::Check(Check {
-        action: one_ref(ctx, obj, stream, "action")?,
-        at: obj.u64(ctx, "at")?,
+        stream: r.stream,
     }))
 }
 
 /// A retirement line: `pin` is the pin's name in `stream` (or its rid), `witness` the user
 /// turn that lifts the item.
-fn retirement(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.str(ctx, "stream")?.to_string();
-    let name = obj.str(ctx, "pin")?;
+fn retirement(ctx: &Ctx<'_>, r: RetirementLine) -> Res<Record> {
+    let stream = r.stream;
     let named = ctx
         .batch
-        .pin(&stream, name)
+        .pin(&stream, &r.pin)
         .map_err(|e| ctx.err(Some("pin".into()), e.to_string()))?;
     let pin = match named {
         Some(rid) => rid,
-        None => one_ref(ctx, obj, Some(&stream), "pin").map_err(|_| {
+        None => one_ref(ctx, "pin", &Reference(r.pin.clone()), Some(&stream)).map_err(|_| {
             ctx.err(
                 Some("pin".into()),
-                format!("stream {stream} has no pin named {name:?}; give a pin's name or rid"),
+                format!(
+                    "stream {stream} has no pin named {:?}; give a pin's name or rid",
+                    r.pin
+                ),
             )
         })?,
     };
-    if obj.get("witness").is_none() {
+    let Some(witness) = &r.witness else {
         return Err(ctx.err(
             Some("witness".into()),
             "a retirement cites the user turn that lifts the constraint (`witness`: \"turn:N\"); it is refused without one",
         ));
-    }
+    };
     Ok(Record::Retirement(Retirement {
         pin,
-        item: obj.str(ctx, "item")?.to_string(),
-        witness: one_ref(ctx, obj, Some(&stream), "witness")?,
+        item: r.item,
+        witness: one_ref(ctx, "witness", witness, Some(&stream))?,
         stream,
-    }))
-}
-
-fn ruling(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
-    Ok(Record::Ruling(Ruling {
-        claim: one_ref(ctx, obj, stream, "claim")?,
-        spans: refs(ctx, obj, stream, "spans", true)?,
-        judge: obj.str(ctx, "judge")?.to_string(),
-        prompt: obj.str(ctx, "prompt")?.to_string(),
-        answer: obj.named(ctx, "answer", Relation::from_name, Relation::NAMES)?,
-        quote: obj.opt_str(ctx, "quote")?.unwrap_or("").to_string(),
-    }))
-}
-
-fn reground(ctx: &Ctx<'_>, obj: &Obj) -> Res<Record> {
-    let stream = obj.opt_str(ctx, "stream")?;
-    Ok(Record::Reground(Reground {
-        claim: one_ref(ctx, obj, stream, "claim")?,
-        spans: refs(ctx, obj, stream, "spans", true)?,
-        score: obj.opt_score(ctx, "score")?.unwrap_or(0),
     }))
 }

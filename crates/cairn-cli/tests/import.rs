@@ -396,3 +396,47 @@ fn the_readme_walkthrough_prints_what_it_shows() {
         "the README's walkthrough has an import and a why"
     );
 }
+
+/// A message whose fields have a shape cairn does not read is skipped and counted with the
+/// field's path, never fatal; an unknown field is counted; the well-shaped messages around
+/// them import (issue 24, points 3 and 4).
+#[test]
+fn a_message_of_an_unknown_shape_is_skipped_with_its_field_named() {
+    let t = Tmp::new();
+    let log = t.file(
+        "shapes.jsonl",
+        concat!(
+            r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":"we stay on libfoo 2.3.1"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"u2","message":{"role":"assistant","content":7}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u3","isMeta":"no","message":{"content":"x"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"u4","mood":"calm","message":{"content":[{"type":"text","text":"noted: libfoo stays"}]}}"#,
+            "\n",
+        )
+        .as_bytes(),
+    );
+    let o = import(&t, "claude-code", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let skipped = r["skipped"].as_object().unwrap();
+    assert_eq!(
+        skipped["a message whose `message.content` has a shape cairn does not read (expected a string or a list of content parts, found a number)"],
+        1,
+        "{skipped:?}"
+    );
+    assert_eq!(
+        skipped["a message whose `isMeta` has a shape cairn does not read (expected true or false, found a string)"],
+        1,
+        "{skipped:?}"
+    );
+    assert_eq!(skipped["unknown field `mood`"], 1, "{skipped:?}");
+    let export = stdout(&t.cairn(&["export"], None));
+    let texts: Vec<String> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .map(|v| v["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["we stay on libfoo 2.3.1", "noted: libfoo stays"]);
+}
