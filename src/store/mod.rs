@@ -320,7 +320,12 @@ impl Ledger {
         let names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
         let receipts = !names.iter().any(|n| n == "receipts");
         let places = !names.iter().any(|n| n == "places");
-        let recall = txn.open_table(META)?.get(RECALL_META)?.is_none();
+        // No index, or one of an older layout (version 1, a B-tree entry per posting): built
+        // anew from the records.
+        let recall = txn
+            .open_table(META)?
+            .get(RECALL_META)?
+            .is_none_or(|v| v.value() != [RECALL_VERSION]);
         if !receipts && !places && !recall {
             return Ok(());
         }
@@ -333,6 +338,12 @@ impl Ledger {
         if !recall {
             txn.commit()?;
             return Ok(());
+        }
+        let old: Vec<_> = (txn.list_tables()?)
+            .filter(|t| RECALL_V1.contains(&t.name()))
+            .collect();
+        for table in old {
+            txn.delete_table(table)?;
         }
         let mut pending = recall::Pending::default();
         {
@@ -1359,7 +1370,7 @@ pub(crate) fn ledger_id_check(id: &[u8], rules: u8) -> [u8; 16] {
 /// The meta entry that says a ledger has the recall index, and its version.
 pub(crate) const RECALL_META: &str = "recall";
 /// The version of the recall index's terms and weights (`text::terms`).
-const RECALL_VERSION: u8 = 1;
+pub(crate) const RECALL_VERSION: u8 = 2;
 
 /// Stores the hash of every perfect subtree that leaf `index` (just written to `log`)
 /// completes, reading the left siblings from the open log and Merkle tables.

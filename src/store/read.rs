@@ -1,5 +1,6 @@
 //! Reads that work the same inside a read snapshot and inside a write batch.
 
+use super::recall::Block;
 use super::tables::*;
 use crate::error::{ErrorKind, RefError, Result};
 use crate::record::{decode, Kind, Record, Rid};
@@ -777,8 +778,10 @@ pub trait Read: sealed::Sealed {
     /// before it existed gets it when it is first opened for writing.
     fn has_recall_index(&self) -> Result<bool> {
         let meta = self.tx().table(META)?;
-        if meta.get(super::RECALL_META)?.is_some() {
-            return Ok(true);
+        if let Some(version) = meta.get(super::RECALL_META)? {
+            // An index of an older layout is rebuilt at the ledger's first open for writing;
+            // until then it is not read.
+            return Ok(version.value() == [super::RECALL_VERSION]);
         }
         // A ledger created with the id check was created with the index: without its entry
         // the meta table is damaged, not old.
@@ -821,9 +824,11 @@ pub trait Read: sealed::Sealed {
                 let table = self.tx().table(RECALL)?;
                 let range = (term, 0, 0)..=(term, u8::MAX, u64::MAX);
                 for entry in table.range(range)?.rev() {
-                    let (k, w) = entry?;
-                    if !take(w.value(), k.value().2) {
-                        break;
+                    let (k, block) = entry?;
+                    for (index, w) in Block::decode(k.value().2, block.value())?.into_iter().rev() {
+                        if !take(w, index) {
+                            return Ok(());
+                        }
                     }
                 }
             }
@@ -831,9 +836,11 @@ pub trait Read: sealed::Sealed {
                 let table = self.tx().table(RECALL_STREAMS)?;
                 let range = (s, term, 0, 0)..=(s, term, u8::MAX, u64::MAX);
                 for entry in table.range(range)?.rev() {
-                    let (k, w) = entry?;
-                    if !take(w.value(), k.value().3) {
-                        break;
+                    let (k, block) = entry?;
+                    for (index, w) in Block::decode(k.value().3, block.value())?.into_iter().rev() {
+                        if !take(w, index) {
+                            return Ok(());
+                        }
                     }
                 }
             }

@@ -1,7 +1,9 @@
 //! The recall index's writes (SPEC.md section 10b): a batch gathers the postings of the texts
-//! it appends and writes them in key order, at commit or whenever [`FLUSH_AT`] are waiting,
-//! with one update of each term's count. Written one by one, a span's fifty-odd postings land
-//! at fifty places of two B-trees and cost most of an append; sorted, they land side by side.
+//! it appends and writes them at commit, or whenever [`FLUSH_AT`] are waiting, as one block
+//! per term and weight band (a segment of the index, as Lucene and FTS5 write one per flush),
+//! with one update of each term's count. Written one B-tree entry per posting, a span's
+//! fifty-odd postings cost most of an append and most of the file; a block holds a batch's
+//! postings of a term in three bytes each.
 //!
 //! Within a term, postings are ordered by weight band (sixteen), then by log index, so that
 //! appends land at the end of a band; a query reads the heaviest band first.
@@ -11,7 +13,7 @@
 //! ledger rebuilt in one batch by `verify` numbers them as the ledger written in many did.
 
 use super::tables::{RECALL, RECALL_STREAMS, RECALL_STREAM_IDS, TERMS};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::record::Record;
 use crate::text::terms::{quantize, terms, weight};
 use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
@@ -124,18 +126,102 @@ impl Pending {
         p.sort_unstable_by_key(|&(_, t, w, i)| (t, band(w), i));
         {
             let mut all = txn.open_table(RECALL)?;
-            for &(_, t, w, i) in &p {
-                all.insert((t, band(w), i), w)?;
+            for run in p.chunk_by(|a, b| (a.1, band(a.2)) == (b.1, band(b.2))) {
+                let (_, t, w, first) = run[0];
+                let block = Block::encode(first, run.iter().map(|&(_, _, w, i)| (i, w)));
+                all.insert((t, band(w), first), block.as_slice())?;
             }
         }
         p.sort_unstable_by_key(|&(s, t, w, i)| (s, t, band(w), i));
         {
             let mut own = txn.open_table(RECALL_STREAMS)?;
-            for &(s, t, w, i) in &p {
-                own.insert((s, t, band(w), i), w)?;
+            let key = |x: &(u32, u32, u16, u64)| (x.0, x.1, band(x.2));
+            for run in p.chunk_by(|a, b| key(a) == key(b)) {
+                let (s, t, w, first) = run[0];
+                let block = Block::encode(first, run.iter().map(|&(_, _, w, i)| (i, w)));
+                own.insert((s, t, band(w), first), block.as_slice())?;
             }
         }
         *self = Pending::default();
         Ok(())
+    }
+}
+
+/// A block of postings: for each, in log order, the distance of its log index from the one
+/// before (from the key's first index for the first, so 0) as a LEB128 varint, then its
+/// weight, two bytes little-endian. A batch's postings of a term are a few log indexes
+/// apart, so a posting takes three or four bytes.
+pub(crate) struct Block;
+
+impl Block {
+    /// The bytes of `postings` (log index, weight), in log order, starting at `first`.
+    pub(crate) fn encode(first: u64, postings: impl Iterator<Item = (u64, u16)>) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut last = first;
+        for (index, weight) in postings {
+            let mut gap = index - last;
+            last = index;
+            loop {
+                let byte = (gap & 0x7f) as u8;
+                gap >>= 7;
+                if gap == 0 {
+                    out.push(byte);
+                    break;
+                }
+                out.push(byte | 0x80);
+            }
+            out.extend_from_slice(&weight.to_le_bytes());
+        }
+        out
+    }
+
+    /// The postings (log index, weight) of a block whose first index is `first`, in log order;
+    /// a block that does not decode is a damaged file.
+    pub(crate) fn decode(first: u64, bytes: &[u8]) -> Result<Vec<(u64, u16)>> {
+        let damaged = || -> crate::error::Error {
+            ErrorKind::CorruptFile {
+                path: "recall table".into(),
+                detail: format!("the block of postings from log index {first} does not decode"),
+            }
+            .into()
+        };
+        let mut out = Vec::with_capacity(bytes.len() / 3);
+        let (mut at, mut last) = (0usize, first);
+        while at < bytes.len() {
+            let mut gap = 0u64;
+            let mut shift = 0u32;
+            loop {
+                let byte = *bytes.get(at).ok_or_else(damaged)?;
+                at += 1;
+                if shift > 63 {
+                    return Err(damaged());
+                }
+                gap |= u64::from(byte & 0x7f) << shift;
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+            let w = bytes.get(at..at + 2).ok_or_else(damaged)?;
+            at += 2;
+            last = last.checked_add(gap).ok_or_else(damaged)?;
+            out.push((last, u16::from_le_bytes([w[0], w[1]])));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Block;
+
+    #[test]
+    fn a_block_decodes_to_its_postings_and_a_cut_one_is_damaged() {
+        let postings = [(1_000, 7u16), (1_003, 65_535), (1_300, 0), (90_000_000, 12)];
+        let bytes = Block::encode(1_000, postings.iter().copied());
+        assert_eq!(Block::decode(1_000, &bytes).unwrap(), postings);
+        assert!(Block::decode(1_000, &bytes[..bytes.len() - 1]).is_err());
+        assert!(Block::decode(1_000, &[0x80; 12]).is_err());
+        assert_eq!(Block::decode(5, &[]).unwrap(), []);
     }
 }

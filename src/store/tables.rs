@@ -59,13 +59,19 @@ pub const MERKLE: TableDefinition<(u8, u64), [u8; 32]> = TableDefinition::new("m
 pub const ITEMS: TableDefinition<(&str, u64, u8), &[u8]> = TableDefinition::new("items");
 /// Summary rid -> its position among its stream's summaries (1-based): its boundary number.
 pub const ORDINALS: TableDefinition<[u8; 32], u64> = TableDefinition::new("ordinals");
-/// (term id, weight band, log index) -> weight: the recall index (SPEC.md section 10b) over
-/// every span and claim. Read backwards, a term's postings come heaviest band first and newest
-/// first within a band; written, a batch's postings of a term land at the end of its bands.
-pub const RECALL: TableDefinition<(u32, u8, u64), u16> = TableDefinition::new("recall");
-/// (stream id, term id, weight band, log index) -> weight: the same postings, per stream.
-pub const RECALL_STREAMS: TableDefinition<(u32, u32, u8, u64), u16> =
-    TableDefinition::new("recall_streams");
+/// (term id, weight band, first log index) -> a block of postings: the recall index (SPEC.md
+/// section 10b) over every span and claim. A commit writes one block per term and band it
+/// touches, holding its postings of that band in log order ([`super::recall::Block`]). Read
+/// backwards, block by block and each block from its end, a term's postings come heaviest
+/// band first and newest first within a band.
+pub const RECALL: TableDefinition<(u32, u8, u64), &[u8]> = TableDefinition::new("recall_blocks");
+/// (stream id, term id, weight band, first log index) -> a block: the same postings, per
+/// stream.
+pub const RECALL_STREAMS: TableDefinition<(u32, u32, u8, u64), &[u8]> =
+    TableDefinition::new("recall_stream_blocks");
+/// The tables of the recall index's first layout (recall version 1, one B-tree entry per
+/// posting): dropped when a build with blocks first opens the ledger for writing.
+pub const RECALL_V1: [&str; 4] = ["recall", "recall_streams", "terms", "recall_stream_ids"];
 /// Term -> (its id, the number of spans and claims that hold it); the empty term -> (0, the
 /// number indexed). Ids are given in the order terms first appear in the log.
 pub const TERMS: TableDefinition<&str, (u32, u64)> = TableDefinition::new("terms");

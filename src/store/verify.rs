@@ -190,9 +190,24 @@ fn compare_tables(
     out.tables_compared = 21;
     // A ledger written before the recall index, and not opened for writing since, has none:
     // there is nothing to compare (its first open for writing builds it, section 10b).
-    if tx.open_table(META)?.get(super::RECALL_META)?.is_some() {
-        compare(out, tx, fresh, "recall", RECALL)?;
-        compare(out, tx, fresh, "recall_streams", RECALL_STREAMS)?;
+    // Likewise one whose index is of an older layout (section 10b): it is rebuilt at the
+    // ledger's first open for writing, and not read before.
+    let version = tx
+        .open_table(META)?
+        .get(super::RECALL_META)?
+        .map(|v| v.value().to_vec());
+    if version.as_deref() == Some(&[super::RECALL_VERSION]) {
+        compare_postings(out, tx, fresh, "recall", RECALL, |(t, b, first)| {
+            (first, Box::new(move |i| (t, b, i)))
+        })?;
+        compare_postings(
+            out,
+            tx,
+            fresh,
+            "recall_streams",
+            RECALL_STREAMS,
+            |(s, t, b, first)| (first, Box::new(move |i| (s, t, b, i))),
+        )?;
         compare(out, tx, fresh, "terms", TERMS)?;
         compare(out, tx, fresh, "recall_stream_ids", RECALL_STREAM_IDS)?;
         out.tables_compared = 25;
@@ -300,6 +315,48 @@ fn compare<K: Key + 'static, V: Value + 'static>(
             ),
         });
     }
+    merge(report, name, &a, &b, |x, y| K::compare(x, y), describe::<K>);
+    Ok(())
+}
+
+/// A key of a block table, split into the block's first log index and the key of each of
+/// its postings.
+type Split<K> = fn(K) -> (u64, Box<dyn Fn(u64) -> K>);
+
+/// Compares a table of blocks of postings by their postings: a ledger written in many commits
+/// cuts its postings into blocks where its commits fell, and the rebuild in one batch cuts
+/// them elsewhere; what must agree is each posting (its key, log index and weight). A block
+/// that does not decode is a discrepancy.
+fn compare_postings<K>(
+    report: &mut VerifyReport,
+    stored: &ReadTransaction,
+    rebuilt: &ReadTransaction,
+    name: &'static str,
+    def: TableDefinition<'static, K, &'static [u8]>,
+    split: Split<K>,
+) -> Result<()>
+where
+    K: Key + 'static + for<'a> Value<SelfType<'a> = K>,
+{
+    let expand = |tx: &ReadTransaction, report: &mut VerifyReport| -> Result<Vec<Entry>> {
+        let table = tx.open_table(def)?;
+        let mut out = Vec::new();
+        for e in table.iter()? {
+            let (k, v) = e?;
+            let (first, at) = split(k.value());
+            match super::recall::Block::decode(first, v.value()) {
+                Ok(postings) => out.extend(postings.into_iter().map(|(i, w)| {
+                    let key = K::as_bytes(&at(i)).as_ref().to_vec();
+                    (key, w.to_le_bytes().to_vec())
+                })),
+                Err(e) => report.add(None, name, e.to_string()),
+            }
+        }
+        out.sort_by(|a, b| K::compare(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(out)
+    };
+    let a = expand(stored, report)?;
+    let b = expand(rebuilt, report)?;
     merge(report, name, &a, &b, |x, y| K::compare(x, y), describe::<K>);
     Ok(())
 }

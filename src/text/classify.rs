@@ -527,6 +527,8 @@ fn pinned_identifiers(voice: Voice, text: &str) -> Vec<String> {
         // An amount: a currency sign before it, or a currency word after it.
         let amount = |t: &str| {
             let after = text.split(t).nth(1).unwrap_or("");
+            // Only the first word after it is read: no currency word is 40 characters long.
+            let after = &after[..after.char_indices().nth(40).map_or(after.len(), |(i, _)| i)];
             let mut next = None;
             for_each_word(after, |w| {
                 next.get_or_insert(CURRENCY.contains(w));

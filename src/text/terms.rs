@@ -24,10 +24,30 @@ pub const MAX_TERM_BYTES: usize = 64;
 /// than it saved (SPEC.md section 10b).
 fn term<'w>(stemmer: &Stemmer, w: &'w str) -> Cow<'w, str> {
     if has_digit(w) {
-        Cow::Borrowed(w)
-    } else {
-        stemmer.stem(w)
+        return Cow::Borrowed(w);
     }
+    STEMS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(t) = cache.get(w) {
+            return Cow::Owned(t.clone());
+        }
+        let t = stemmer.stem(w).into_owned();
+        if cache.len() >= STEMS_KEPT {
+            cache.clear();
+        }
+        cache.insert(w.to_string(), t.clone());
+        Cow::Owned(t)
+    })
+}
+
+/// Words stemmed on this thread, most of a text's words being words seen before: the
+/// Snowball stemmer costs more than a lookup. Cleared when it holds [`STEMS_KEPT`] words, so
+/// its memory is bounded (a few megabytes).
+const STEMS_KEPT: usize = 50_000;
+
+thread_local! {
+    static STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// How often each of the terms `query` (terms as [`terms`] gives them) occurs in `text`, and

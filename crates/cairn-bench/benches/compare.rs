@@ -80,13 +80,22 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
     }
 }
 
+/// SQLite's side of the recall index: FTS5 over the same texts (spans and claims), stemmed
+/// as cairn stems (Porter over unicode61), contentless as cairn's index is (the text stays in
+/// the record), with the stream as a column so that a query can keep to one stream.
+const FTS5: &str =
+    "CREATE VIRTUAL TABLE texts USING fts5(stream, text, content='', tokenize='porter unicode61');";
+
 struct Sqlite {
     conn: Connection,
     next: std::cell::Cell<i64>,
+    fts: bool,
 }
 
 impl Sqlite {
-    fn open(path: &Path) -> Sqlite {
+    /// With `fts`, SQLite also keeps an FTS5 index of the texts, written in the same
+    /// transactions as the rows.
+    fn open_with(path: &Path, fts: bool) -> Sqlite {
         let conn = Connection::open(path).expect("sqlite open");
         let mode: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
@@ -105,9 +114,13 @@ impl Sqlite {
             "SQLite must run in WAL with synchronous=FULL"
         );
         conn.execute_batch(SCHEMA).expect("schema");
+        if fts {
+            conn.execute_batch(FTS5).expect("fts5");
+        }
         Sqlite {
             conn,
             next: std::cell::Cell::new(0),
+            fts,
         }
     }
 
@@ -128,7 +141,21 @@ impl Sqlite {
         {
             return;
         }
-        self.next.set(self.next.get() + 1);
+        let idx = self.next.get();
+        self.next.set(idx + 1);
+        if self.fts {
+            let text = match r {
+                Record::Span(s) => Some((&s.stream, &s.text)),
+                Record::Claim(c) => Some((&c.stream, &c.text)),
+                _ => None,
+            };
+            if let Some((stream, text)) = text {
+                tx.prepare_cached("INSERT INTO texts(rowid, stream, text) VALUES (?1, ?2, ?3)")
+                    .expect("prepare")
+                    .execute(params![idx, stream, text])
+                    .expect("fts5 row");
+            }
+        }
         let mut link = tx
             .prepare_cached("INSERT INTO links(src, dst, role) VALUES (?1, ?2, ?3)")
             .expect("prepare");
@@ -286,7 +313,11 @@ fn ingest_cairn(path: &Path, recs: &[Record], per_commit: usize) -> f64 {
 }
 
 fn ingest_sqlite(path: &Path, recs: &[Record], per_commit: usize) -> (f64, Sqlite) {
-    let db = Sqlite::open(path);
+    ingest_sqlite_with(path, recs, per_commit, false)
+}
+
+fn ingest_sqlite_with(path: &Path, recs: &[Record], per_commit: usize, fts: bool) -> (f64, Sqlite) {
+    let db = Sqlite::open_with(path, fts);
     let t = Instant::now();
     for chunk in recs.chunks(per_commit) {
         let tx = db.conn.unchecked_transaction().expect("tx");
@@ -355,6 +386,21 @@ fn main() {
                 "ingest_rss".into(),
                 json!({"cairn": c_rss, "sqlite": s_rss}),
             );
+            // The same work on SQLite's side: rows, links and an FTS5 index of the texts.
+            let (f, _) = ingest_sqlite_with(
+                &dir.path().join("f1000.sqlite"),
+                slice,
+                per_commit.min(n),
+                true,
+            );
+            let fr = per_sec(n, f);
+            rows.push(row(
+                &format!("durable ingest with a text index (FTS5), {label} ({n} records), rec/s"),
+                format!("{cr:.0}"),
+                format!("{fr:.0}"),
+                Some(cr / fr),
+            ));
+            out.insert("ingest_vs_sqlite_fts5".into(), json!(cr / fr));
         }
         if per_commit == usize::MAX {
             out.insert("ingest_one_txn_vs_sqlite".into(), json!(cr / sr));
@@ -364,29 +410,43 @@ fn main() {
     // ------------------------------------------------------------ bytes on disk, verify
     let cpath = dir.path().join("c1000.redb");
     let spath = dir.path().join("s1000.sqlite");
-    {
-        let db = Connection::open(&spath).expect("open");
+    let fpath = dir.path().join("f1000.sqlite");
+    for p in [&spath, &fpath] {
+        let db = Connection::open(p).expect("open");
         db.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")
             .expect("checkpoint");
     }
     let c_disk = file_bytes(&[&cpath]) as f64 / n_batch as f64;
     let s_disk = file_bytes(&[&spath, &spath.with_extension("sqlite-wal")]) as f64 / n_batch as f64;
+    let f_disk = file_bytes(&[&fpath, &fpath.with_extension("sqlite-wal")]) as f64 / n_batch as f64;
     rows.push(row(
         &format!("bytes on disk per record (mean record {mean_bytes} B)"),
         format!("{c_disk:.0}"),
         format!("{s_disk:.0}"),
         Some(s_disk / c_disk),
     ));
+    rows.push(row(
+        "bytes on disk per record, text index included (SQLite: FTS5)",
+        format!("{c_disk:.0}"),
+        format!("{f_disk:.0}"),
+        Some(f_disk / c_disk),
+    ));
+    out.insert("bytes_per_record_vs_sqlite".into(), json!(c_disk / f_disk));
     let ledger = Ledger::open(&cpath).expect("open");
     let t = Instant::now();
     let report = ledger.verify().expect("verify");
     let cv = per_sec(n_batch, t.elapsed().as_secs_f64());
     assert!(report.ok(), "{:?}", report.discrepancies.first());
-    let sconn = Connection::open(&spath).expect("open");
+    // SQLite's check of the same rows, text index included: its integrity check (FTS5's own
+    // among them), the foreign keys, and every record re-read, hashed and decoded.
+    let sconn = Connection::open(&fpath).expect("open");
     let t = Instant::now();
     let ok: String = sconn
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .expect("integrity");
+    sconn
+        .execute("INSERT INTO texts(texts) VALUES('integrity-check')", [])
+        .expect("fts5 integrity");
     let fk: i64 = sconn
         .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
             r.get(0)
@@ -409,11 +469,12 @@ fn main() {
     let sv = per_sec(checked, t.elapsed().as_secs_f64());
     assert_eq!((ok.as_str(), fk, checked), ("ok", 0, n_batch));
     rows.push(row(
-        "verify (rids, decoding, links), rec/s",
+        "verify (rids, decoding, links; SQLite with FTS5), rec/s",
         format!("{cv:.0}"),
         format!("{sv:.0}"),
         Some(cv / sv),
     ));
+    out.insert("verify_vs_sqlite".into(), json!(cv / sv));
     drop(ledger);
 
     // ------------------------------------------------------------ sweeps over many claims
