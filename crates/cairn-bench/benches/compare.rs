@@ -1,6 +1,6 @@
 //! cairn against SQLite on the same workload, in one run, on one machine.
 //!
-//!     cargo bench --bench compare -- [--quick] [--json]
+//!     cargo bench -p cairn-bench --bench compare -- [--quick] [--json]
 //!
 //! SQLite is set up as a careful user would: rusqlite with the bundled library, WAL,
 //! `synchronous=FULL` (redb commits durably too), foreign keys on, prepared statements,

@@ -1,7 +1,7 @@
 //! Gate time per compaction: a summary of 50 claims over a 200-span window of the workload
 //! (spans of 100 B to 4 KB), with the default scorer. Prints p50 and p99. Then the gate's cost
 //! as it grows: one summary of 50, 500, 1,000 and 5,000 claims over 30,000 covered spans.
-//! Run with `cargo bench --bench gate [-- COMPACTIONS] [--quick]` (quick: 20 compactions and
+//! Run with `cargo bench -p cairn-bench --bench gate [-- COMPACTIONS] [--quick]` (quick: 20 compactions and
 //! the growth up to 1,000 claims).
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};

@@ -1,5 +1,5 @@
 //! Criterion micro-benchmarks: encode, hash, append, gate and score.
-//! Run with `cargo bench --bench micro`; CI runs each once with `-- --test`.
+//! Run with `cargo bench -p cairn-bench --bench micro`; CI runs each once with `-- --test`.
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{encode, Kind, Record, Rid};

@@ -7,7 +7,7 @@
 //! gates, so `context` reads a head summary, its claims and its flags there. The queries are
 //! the set's 83 questions, asked of their dialogue's copy (scoped) or of every stream.
 //!
-//!     cargo bench --bench read -- [--quick] [N] [--ledger PATH]
+//!     cargo bench -p cairn-bench --bench read -- [--quick] [N] [--ledger PATH]
 //!
 //! With `--ledger PATH` the ledger is kept there, and a ledger already there is measured as
 //! it is (its build takes about 20 minutes at 1,000,000 records).

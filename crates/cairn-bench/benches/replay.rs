@@ -1,7 +1,7 @@
 //! Forensic replay figures: `why` at chain depth 6, the HTML report of a 1,000-turn stream
 //! (size, build time, and render time in headless Chromium where it is installed), and `why`
 //! and the report on a chain of claims 100,000 deep (time and peak memory).
-//! Run with `cargo bench --bench replay`.
+//! Run with `cargo bench -p cairn-bench --bench replay`.
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
 use cairn::record::{Author, Claim, Origin, Rid, Role, Span, Summary};

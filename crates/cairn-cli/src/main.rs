@@ -12,7 +12,9 @@ mod tlog;
 
 use cairn::gate::{Gatekeeper, JudgeKind, Policy};
 use cairn::record::Kind;
-use cairn::score::{External, Judge, Lexical, Model, Nli, Scorer};
+use cairn::score::{External, Judge, Lexical, Scorer};
+#[cfg(feature = "model")]
+use cairn::score::{Model, Nli};
 use cairn::score::{ScoreError, ScoreProblem};
 use cairn::{Error, ErrorKind, Ledger, Read, RefError};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -418,7 +420,6 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
         _ => m.clone(),
     });
     let model = cli.model.as_ref().or(from_policy.as_ref());
-    let load = |dir: &PathBuf| Model::load(dir).map_err(|e| Failure::from(Error::from(e)));
     // With an `nli` judge the model judges what the built-in scorer is not sure of; otherwise
     // a model scores every pair.
     let nli_judge = policy
@@ -443,12 +444,45 @@ fn gatekeeper(cli: &Cli) -> Result<Gatekeeper, Failure> {
             )),
             None,
         ),
-        (None, Some(dir)) if nli_judge => (Box::new(Lexical), Some(Box::new(Nli::new(load(dir)?)))),
-        (None, Some(dir)) => (Box::new(load(dir)?), None),
+        (None, Some(dir)) if nli_judge => (Box::new(Lexical), Some(model_judge(dir)?)),
+        (None, Some(dir)) => (model_scorer(dir)?, None),
         (None, None) => (Box::new(Lexical), None),
     };
     let scorer = policy.scorer(base, nli);
     Ok(Gatekeeper { policy, scorer })
+}
+
+/// The in-process NLI model in `dir`, as the scorer of every pair.
+#[cfg(feature = "model")]
+fn model_scorer(dir: &Path) -> Result<Box<dyn Scorer>, Failure> {
+    let model = Model::load(dir).map_err(|e| Failure::from(Error::from(e)))?;
+    Ok(Box::new(model))
+}
+
+/// The in-process NLI model in `dir`, as the judge behind the built-in scorer.
+#[cfg(feature = "model")]
+fn model_judge(dir: &Path) -> Result<Box<dyn Judge>, Failure> {
+    let model = Model::load(dir).map_err(|e| Failure::from(Error::from(e)))?;
+    Ok(Box::new(Nli::new(model)))
+}
+
+#[cfg(not(feature = "model"))]
+fn model_scorer(dir: &Path) -> Result<Box<dyn Scorer>, Failure> {
+    Err(without_model(dir))
+}
+
+#[cfg(not(feature = "model"))]
+fn model_judge(dir: &Path) -> Result<Box<dyn Judge>, Failure> {
+    Err(without_model(dir))
+}
+
+/// A model asked of a build without the model scorer.
+#[cfg(not(feature = "model"))]
+fn without_model(dir: &Path) -> Failure {
+    Failure::usage(format!(
+        "this cairn was built without the model scorer, so it cannot load the model in {}; build it with `cargo install --path crates/cairn-cli --features model`, or drop --model (and the policy's `model`) to use the built-in scorer",
+        dir.display()
+    ))
 }
 
 fn run(cli: &Cli) -> Outcome {

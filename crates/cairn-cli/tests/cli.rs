@@ -474,7 +474,32 @@ fn a_policy_file_changes_thresholds_and_bad_ones_are_refused() {
     );
 }
 
+/// A build without the `model` feature (the default since issue 25) refuses a model with the
+/// way to a build that has it; the built-in scorer still scores. CI builds with every feature,
+/// so this runs in a plain `cargo test -p cairn-cli`.
 #[test]
+#[cfg(not(feature = "model"))]
+fn a_build_without_the_model_scorer_says_how_to_get_one() {
+    let t = Tmp::new();
+    let model = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/nli/tiny-deberta-v3"
+    );
+    let pair = br#"{"claim":"a table was booked","source":"The agent booked a table for two."}"#;
+    let o = t.cairn(&["--model", model, "score"], Some(pair));
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("built without the model scorer")
+            && stderr(&o).contains("--features model"),
+        "{}",
+        stderr(&o)
+    );
+    let o = t.cairn(&["score"], Some(pair));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+}
+
+#[test]
+#[cfg(feature = "model")]
 fn a_model_directory_scores_in_process_and_a_bad_one_is_refused() {
     let t = Tmp::new();
     let model = concat!(

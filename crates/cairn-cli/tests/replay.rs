@@ -433,7 +433,7 @@ fn span_text_cannot_blind_the_report() {
 /// Issue 13, item 2: `why` on a chain about 10,000 claims deep overflowed the stack (exit
 /// 134), and `report` on it ran past 280 s and 1.4 GB, because every claim's tree was built
 /// by recursion and the report held every claim's whole tree. A chain of 20,000 claims, each
-/// witnessing the one before, over one span (`cargo bench --bench replay` times 100,000 and
+/// witnessing the one before, over one span (`cargo bench -p cairn-bench --bench replay` times 100,000 and
 /// prints the memory it takes).
 #[test]
 fn why_and_report_answer_on_a_chain_20_000_claims_deep() {

@@ -5,7 +5,8 @@
 //! time it honestly; the tiny fixture's tokenizer stands in for the real one, which splits words
 //! into fewer pieces, so the token counts here are on the high side.
 //!
-//! Run with `cargo bench --bench model` (`-- --quick`: 2 layers instead of 6).
+//! Run with `cargo bench -p cairn-bench --features model --bench model` (`-- --quick`: 2
+//! layers instead of 6).
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{Author, Claim, Origin, Role, Span, Summary};
@@ -20,7 +21,7 @@ use std::time::Instant;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/nli/tiny-deberta-v3"
+    "/../../tests/data/nli/tiny-deberta-v3"
 );
 
 /// Writes a model directory with the small DeBERTa-v3 config and random weights.
