@@ -185,7 +185,9 @@ fn every_read_of_a_flipped_demo_ledger_exits_3_or_reads_as_the_clean_one() {
 #[test]
 fn a_flipped_length_or_text_key_is_exit_3_with_a_sentence() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/flips");
-    let pristine = std::fs::read(data.join("demo.redb")).unwrap();
+    // The demo ledger these offsets were found in: written before the recall index's blocks
+    // (issue 25), kept as it was so that the offsets still name the same bytes.
+    let pristine = std::fs::read(data.join("demo-v1.redb")).unwrap();
     let t = Tmp::new();
     let db = t.dir.path().join("flipped.redb");
     let flipped = |offset: usize, bit: u8| {
