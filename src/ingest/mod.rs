@@ -302,11 +302,10 @@ fn apply(ctx: &mut Ctx<'_>, gate: &Gatekeeper, bytes: &[u8]) -> Res<Option<LineR
 fn apply_parsed(
     ctx: &mut Ctx<'_>,
     gate: &Gatekeeper,
-    line: Line,
+    mut line: Line,
     expected_rid: Option<String>,
 ) -> Res<LineResult> {
     let number = ctx.line;
-    let mut line = line;
     let source = match &mut line {
         Line::Span(s) => s.source.take(),
         _ => None,
@@ -841,7 +840,7 @@ fn summary(
         self_score: s.self_score.map(|u| u.0),
         reground: s.reground,
     };
-    let entries =
+    let results =
         match (s.claims, s.text) {
             (Some(_), Some(_)) => return Err(ctx.err(
                 Some("text".into()),
@@ -851,11 +850,21 @@ fn summary(
                 Some("claims".into()),
                 "missing: a summary gives its claims as a list in `claims`, or as prose in `text`",
             )),
-            (None, Some(text)) => return prose(ctx, gate, sum, &text, explicit),
-            (Some(entries), None) => entries,
+            (None, Some(text)) => prose(ctx, gate, &mut sum, &text)?,
+            (Some(entries), None) => listed(ctx, &mut sum, entries)?,
         };
-    // Resolve every claim before appending any, so a bad claim leaves nothing behind.
-    let pending = summary_claims(ctx, entries, &stream)?;
+    if !explicit {
+        if let Some(again) = met_again(ctx, &sum)? {
+            return Ok((again, results));
+        }
+    }
+    Ok((Record::Summary(sum), results))
+}
+
+/// The claims a summary line lists in `claims`, appended (new ones) or carried, and added to
+/// `sum`. Every claim is resolved before any is appended, so a bad claim leaves nothing behind.
+fn listed(ctx: &mut Ctx<'_>, sum: &mut Summary, entries: Vec<ClaimEntry>) -> Res<Vec<ClaimResult>> {
+    let pending = summary_claims(ctx, entries, &sum.stream)?;
     let mut results = Vec::new();
     for (field, p) in pending {
         let result = match p {
@@ -890,24 +899,17 @@ fn summary(
         sum.claims.push(result.rid);
         results.push(result);
     }
-    if !explicit {
-        if let Some(again) = met_again(ctx, &sum)? {
-            return Ok((again, results));
-        }
-    }
-    Ok((Record::Summary(sum), results))
+    Ok(results)
 }
 
-/// A prose summary line (`text` instead of `claims`, SPEC.md section 8.8): its claims derived
-/// and appended, then the summary, met again or to be gated, as for any summary line.
+/// The claims of a prose summary line (`text` instead of `claims`, SPEC.md section 8.8):
+/// derived, appended and added to `sum`.
 fn prose(
     ctx: &mut Ctx<'_>,
     gate: &Gatekeeper,
-    sum: Summary,
+    sum: &mut Summary,
     text: &str,
-    explicit_parent: bool,
-) -> Res<(Record, Vec<ClaimResult>)> {
-    let mut sum = sum;
+) -> Res<Vec<ClaimResult>> {
     let derived = gate
         .derive(ctx.batch, &sum.stream, &sum.covers, text)
         .map_err(|e| ctx.store_err(Some("text".into()), e))?;
@@ -925,12 +927,7 @@ fn prose(
             derived: Some(d),
         });
     }
-    if !explicit_parent {
-        if let Some(again) = met_again(ctx, &sum)? {
-            return Ok((again, results));
-        }
-    }
-    Ok((Record::Summary(sum), results))
+    Ok(results)
 }
 
 /// A summary without `parent` identical, parent aside, to one the stream already holds on

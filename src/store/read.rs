@@ -819,28 +819,30 @@ pub trait Read: sealed::Sealed {
         term: u32,
         mut take: impl FnMut(u16, u64) -> bool,
     ) -> Result<()> {
+        // Each block from its end: newest first within a band.
+        let mut block = |first: u64, bytes: &[u8]| -> Result<bool> {
+            let postings = Block::decode(first, bytes)?;
+            Ok(postings.into_iter().rev().all(|(index, w)| take(w, index)))
+        };
         match stream {
             None => {
                 let table = self.tx().table(RECALL)?;
-                let range = (term, 0, 0)..=(term, u8::MAX, u64::MAX);
-                for entry in table.range(range)?.rev() {
-                    let (k, block) = entry?;
-                    for (index, w) in Block::decode(k.value().2, block.value())?.into_iter().rev() {
-                        if !take(w, index) {
-                            return Ok(());
-                        }
+                for entry in table.range((term, 0, 0)..=(term, u8::MAX, u64::MAX))?.rev() {
+                    let (k, v) = entry?;
+                    if !block(k.value().2, v.value())? {
+                        break;
                     }
                 }
             }
             Some(s) => {
                 let table = self.tx().table(RECALL_STREAMS)?;
-                let range = (s, term, 0, 0)..=(s, term, u8::MAX, u64::MAX);
-                for entry in table.range(range)?.rev() {
-                    let (k, block) = entry?;
-                    for (index, w) in Block::decode(k.value().3, block.value())?.into_iter().rev() {
-                        if !take(w, index) {
-                            return Ok(());
-                        }
+                for entry in table
+                    .range((s, term, 0, 0)..=(s, term, u8::MAX, u64::MAX))?
+                    .rev()
+                {
+                    let (k, v) = entry?;
+                    if !block(k.value().3, v.value())? {
+                        break;
                     }
                 }
             }

@@ -197,16 +197,23 @@ fn compare_tables(
         .get(super::RECALL_META)?
         .map(|v| v.value().to_vec());
     if version.as_deref() == Some(&[super::RECALL_VERSION]) {
-        compare_postings(out, tx, fresh, "recall", RECALL, |(t, b, first)| {
-            (first, Box::new(move |i| (t, b, i)))
-        })?;
+        compare_postings(
+            out,
+            tx,
+            fresh,
+            "recall",
+            RECALL,
+            |k| k.2,
+            |k, i| (k.0, k.1, i),
+        )?;
         compare_postings(
             out,
             tx,
             fresh,
             "recall_streams",
             RECALL_STREAMS,
-            |(s, t, b, first)| (first, Box::new(move |i| (s, t, b, i))),
+            |k| k.3,
+            |k, i| (k.0, k.1, k.2, i),
         )?;
         compare(out, tx, fresh, "terms", TERMS)?;
         compare(out, tx, fresh, "recall_stream_ids", RECALL_STREAM_IDS)?;
@@ -319,21 +326,19 @@ fn compare<K: Key + 'static, V: Value + 'static>(
     Ok(())
 }
 
-/// A key of a block table, split into the block's first log index and the key of each of
-/// its postings.
-type Split<K> = fn(K) -> (u64, Box<dyn Fn(u64) -> K>);
-
 /// Compares a table of blocks of postings by their postings: a ledger written in many commits
 /// cuts its postings into blocks where its commits fell, and the rebuild in one batch cuts
 /// them elsewhere; what must agree is each posting (its key, log index and weight). A block
-/// that does not decode is a discrepancy.
+/// that does not decode is a discrepancy. `first` reads a block key's first log index, `at`
+/// makes the key of its posting at a log index.
 fn compare_postings<K>(
     report: &mut VerifyReport,
     stored: &ReadTransaction,
     rebuilt: &ReadTransaction,
     name: &'static str,
     def: TableDefinition<'static, K, &'static [u8]>,
-    split: Split<K>,
+    first: fn(&K) -> u64,
+    at: fn(&K, u64) -> K,
 ) -> Result<()>
 where
     K: Key + 'static + for<'a> Value<SelfType<'a> = K>,
@@ -343,10 +348,10 @@ where
         let mut out = Vec::new();
         for e in table.iter()? {
             let (k, v) = e?;
-            let (first, at) = split(k.value());
-            match super::recall::Block::decode(first, v.value()) {
+            let k = k.value();
+            match super::recall::Block::decode(first(&k), v.value()) {
                 Ok(postings) => out.extend(postings.into_iter().map(|(i, w)| {
-                    let key = K::as_bytes(&at(i)).as_ref().to_vec();
+                    let key = K::as_bytes(&at(&k, i)).as_ref().to_vec();
                     (key, w.to_le_bytes().to_vec())
                 })),
                 Err(e) => report.add(None, name, e.to_string()),

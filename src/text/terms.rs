@@ -3,7 +3,6 @@
 
 use super::{for_each_word, has_digit};
 use rust_stemmers::{Algorithm, Stemmer};
-use std::borrow::Cow;
 
 /// BM25's term-frequency saturation.
 pub const K1: f64 = 1.2;
@@ -21,22 +20,22 @@ pub const MAX_TERM_BYTES: usize = 64;
 /// whole), else its stem by the Snowball English stemmer (so "tables" meets "table"). Words
 /// longer than [`MAX_TERM_BYTES`] are no term. No word is left out as a stop word: BM25's idf
 /// already weighs "the" next to nothing, and on the recall set a stop list lost more matches
-/// than it saved (SPEC.md section 10b).
-fn term<'w>(stemmer: &Stemmer, w: &'w str) -> Cow<'w, str> {
+/// than it saved (SPEC.md section 10b). `f` is given the term, read from the thread's stems
+/// without a copy; it must not ask for another term.
+fn with_term<R>(w: &str, f: impl FnOnce(&str) -> R) -> R {
     if has_digit(w) {
-        return Cow::Borrowed(w);
+        return f(w);
     }
     STEMS.with(|cache| {
         let mut cache = cache.borrow_mut();
-        if let Some(t) = cache.get(w) {
-            return Cow::Owned(t.clone());
+        if !cache.contains_key(w) {
+            let t = STEMMER.with(|s| s.stem(w).into_owned());
+            if cache.len() >= STEMS_KEPT {
+                cache.clear();
+            }
+            cache.insert(w.to_string(), t);
         }
-        let t = stemmer.stem(w).into_owned();
-        if cache.len() >= STEMS_KEPT {
-            cache.clear();
-        }
-        cache.insert(w.to_string(), t.clone());
-        Cow::Owned(t)
+        f(&cache[w])
     })
 }
 
@@ -46,6 +45,7 @@ fn term<'w>(stemmer: &Stemmer, w: &'w str) -> Cow<'w, str> {
 const STEMS_KEPT: usize = 50_000;
 
 thread_local! {
+    static STEMMER: Stemmer = Stemmer::create(Algorithm::English);
     static STEMS: std::cell::RefCell<std::collections::HashMap<String, String>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
@@ -55,7 +55,6 @@ thread_local! {
 /// query term. The Snowball stemmer rewrites only endings, so a word stems to a term only if
 /// it starts with that term's first two bytes; the other words are only counted.
 pub fn occurrences(text: &str, query: &[&str]) -> (Vec<u32>, u32) {
-    let stemmer = Stemmer::create(Algorithm::English);
     let heads: Vec<&[u8]> = query
         .iter()
         .map(|t| &t.as_bytes()[..t.len().min(2)])
@@ -70,8 +69,7 @@ pub fn occurrences(text: &str, query: &[&str]) -> (Vec<u32>, u32) {
         if !heads.iter().any(|h| w.as_bytes().starts_with(h)) {
             return;
         }
-        let t = term(&stemmer, w);
-        if let Some(i) = query.iter().position(|q| *q == t) {
+        if let Some(i) = with_term(w, |t| query.iter().position(|q| *q == t)) {
             tf[i] += 1;
         }
     });
@@ -79,9 +77,8 @@ pub fn occurrences(text: &str, query: &[&str]) -> (Vec<u32>, u32) {
 }
 
 /// The distinct terms of a text with their counts, in first-seen order, and the text's length
-/// in terms (see [`term`]).
+/// in terms (see [`with_term`]).
 pub fn terms(text: &str) -> (Vec<(String, u32)>, u32) {
-    let stemmer = Stemmer::create(Algorithm::English);
     let mut out: Vec<(String, u32)> = Vec::new();
     let mut seen = std::collections::HashMap::<String, usize>::new();
     let mut len = 0u32;
@@ -90,14 +87,13 @@ pub fn terms(text: &str) -> (Vec<(String, u32)>, u32) {
             return;
         }
         len += 1;
-        let t = term(&stemmer, w);
-        match seen.get(t.as_ref()) {
+        with_term(w, |t| match seen.get(t) {
             Some(&i) => out[i].1 += 1,
             None => {
                 seen.insert(t.to_string(), out.len());
-                out.push((t.into_owned(), 1));
+                out.push((t.to_string(), 1));
             }
-        }
+        });
     });
     (out, len)
 }
