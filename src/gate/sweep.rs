@@ -26,6 +26,13 @@ pub struct SweepFinding {
     pub detail: String,
 }
 
+impl SweepFinding {
+    /// The finding as `cairn gates --json` lists it.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"gate": self.gate, "stream": self.stream, "subject": self.subject.to_hex(), "detail": self.detail})
+    }
+}
+
 /// The sweep's findings as it collects them: sorted and free of repeats.
 struct Found<'s> {
     stream: Option<&'s str>,

@@ -92,6 +92,25 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report as `cairn import --json` prints it for `file`, with the records it appended.
+    pub fn to_json(&self, file: &Path, appended: u64) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "file": file.display().to_string(), "messages": self.messages, "lines": self.lines,
+            "present": self.present, "appended": appended, "streams": self.streams,
+            "compactions": self.compactions.iter().map(|c| json!({
+                "line": c.line, "verdict": if c.admitted { "admitted" } else { "refused" },
+                "detail": c.note, "claims": c.claims, "verdict_rid": c.verdict.to_hex(),
+                "findings": c.findings.iter().map(|(gate, n)| (gate.clone(), json!(n)))
+                    .collect::<serde_json::Map<_, _>>(),
+                "examples": c.examples.iter().map(|(gate, detail)| json!({
+                    "gate": gate, "detail": detail,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "skipped": self.skipped,
+        })
+    }
+
     fn skip(&mut self, why: impl Into<String>) {
         *self.skipped.entry(why.into()).or_default() += 1;
     }

@@ -23,6 +23,7 @@
 mod json;
 pub(crate) mod lines;
 mod strict;
+pub mod turns;
 
 pub use json::{export_line, finding, line_result};
 

@@ -50,6 +50,14 @@ impl VerifyReport {
         self.discrepancies.is_empty()
     }
 
+    /// The report as `cairn verify --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
+        let found: Vec<_> = (self.discrepancies.iter())
+            .map(|d| serde_json::json!({"rid": d.rid.map(|r| r.to_hex()), "table": d.table, "detail": d.detail}))
+            .collect();
+        serde_json::json!({"ok": self.ok(), "records": self.records, "tables_compared": self.tables_compared, "discrepancies": found})
+    }
+
     fn add(&mut self, rid: Option<Rid>, table: &'static str, detail: impl Into<String>) {
         self.discrepancies.push(Discrepancy {
             rid,

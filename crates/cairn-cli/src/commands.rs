@@ -52,10 +52,7 @@ pub fn gates(
     known_stream(&snap, db, stream)?;
     let found = sweep(gate, &snap, stream)?;
     if as_json {
-        let list: Vec<Value> = found
-            .iter()
-            .map(|f| json!({"gate": f.gate, "stream": f.stream, "subject": f.subject.to_hex(), "detail": f.detail}))
-            .collect();
+        let list: Vec<Value> = found.iter().map(|f| f.to_json()).collect();
         println!("{}", json!({"findings": list, "count": found.len()}));
     } else if found.is_empty() {
         println!(

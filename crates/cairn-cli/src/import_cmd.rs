@@ -5,7 +5,6 @@ use cairn::gate::Gatekeeper;
 use cairn::import::{self, Format, ImportError, Report};
 use cairn::Ledger;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -93,20 +92,7 @@ fn failure(e: ImportError) -> Failure {
 
 fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: bool) {
     if as_json {
-        let v = json!({
-            "file": file.display().to_string(), "messages": r.messages, "lines": r.lines,
-            "present": r.present, "appended": appended, "streams": r.streams,
-            "compactions": r.compactions.iter().map(|c| json!({
-                "line": c.line, "verdict": if c.admitted { "admitted" } else { "refused" },
-                "detail": c.note, "claims": c.claims, "verdict_rid": c.verdict.to_hex(),
-                "findings": c.findings.iter().map(|(gate, n)| (gate.clone(), json!(n)))
-                    .collect::<serde_json::Map<_, _>>(),
-                "examples": c.examples.iter().map(|(gate, detail)| json!({
-                    "gate": gate, "detail": detail,
-                })).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "skipped": r.skipped,
-        });
+        let v = r.to_json(file, appended);
         let _ = writeln!(out, "{v}");
         return;
     }

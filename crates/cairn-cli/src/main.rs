@@ -628,17 +628,7 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
         eprintln!("cairn: {message}");
     }
     if as_json {
-        let found: Vec<_> = report
-            .discrepancies
-            .iter()
-            .map(
-                |d| json!({"rid": d.rid.map(|r| r.to_hex()), "table": d.table, "detail": d.detail}),
-            )
-            .collect();
-        println!(
-            "{}",
-            json!({"ok": report.ok(), "records": report.records, "tables_compared": report.tables_compared, "discrepancies": found})
-        );
+        println!("{}", report.to_json());
     } else if report.ok() && damaged.is_none() {
         println!(
             "{}: {} records; every rid, link and derived table checks out",

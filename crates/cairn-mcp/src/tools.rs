@@ -11,7 +11,7 @@
 use crate::sampling::Sampling;
 use crate::writer::Writer;
 use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, JudgeKind};
-use cairn::ingest::{apply_line, line_result, LineError};
+use cairn::ingest::{apply_line, line_result, turns, LineError};
 use cairn::record::Author;
 use cairn::score::Lexical;
 use cairn::{Ledger, Read};
@@ -58,9 +58,8 @@ impl<'a, S, T: serde::de::DeserializeOwned> FromContextPart<ToolCallContext<'a, 
     }
 }
 
-/// The largest turn number `record_turns` takes: 2^53 - 1, the largest integer every JSON
-/// client reads exactly, so that a following unnumbered turn always has a number.
-pub const MAX_TURN: u64 = (1 << 53) - 1;
+/// The largest turn number `record_turns` takes (the library's rule).
+pub use cairn::ingest::turns::MAX_TURN;
 
 /// The longest `recall` query taken, in bytes: a query is a few words, and its cost grows
 /// with its terms.
@@ -81,6 +80,18 @@ pub enum RoleArg {
     Tool,
     /// The system prompt or runtime.
     System,
+}
+
+impl RoleArg {
+    /// The role's name, as JSON spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RoleArg::User => "user",
+            RoleArg::Assistant => "assistant",
+            RoleArg::Tool => "tool",
+            RoleArg::System => "system",
+        }
+    }
 }
 
 /// The class of a pinned item.
@@ -166,8 +177,8 @@ pub struct RecordTurns {
     pub idempotency_key: Option<String>,
 }
 
-/// The longest idempotency key taken, in bytes.
-pub const MAX_KEY_BYTES: usize = 256;
+/// The longest idempotency key taken, in bytes (the library's rule).
+pub use cairn::ingest::turns::MAX_KEY_BYTES;
 
 /// One claim of a compaction.
 #[derive(Debug, Deserialize, Serialize, schemars::JsonSchema)]
@@ -478,41 +489,14 @@ impl Failed {
     }
 }
 
-/// The answer a call with an idempotency key already got, from its receipt: each turn's number
-/// and rid; `None` when the key is new. The same key with other turns is refused.
-fn replay_receipt(
-    batch: &cairn::Batch,
-    stream: &str,
-    key: &str,
-    payload: [u8; 32],
-) -> Result<Option<Vec<Value>>, ErrorData> {
-    let Some(rid) = batch.receipt(stream, key).map_err(internal)? else {
-        return Ok(None);
-    };
-    let Some(cairn::record::Record::Receipt(receipt)) = batch.get(&rid).map_err(internal)? else {
-        return Err(ErrorData::internal_error(
-            format!("the ledger is damaged: the receipts table names {rid}, which is not a receipt; run `cairn verify` on it"),
-            None,
-        ));
-    };
-    if receipt.payload != payload {
-        return Err(ErrorData::invalid_params(
-            format!("argument idempotency_key: {key:?} was used by an earlier call to stream {stream} with other turns (receipt {rid}); a key names one call, so give this call a new key"),
-            None,
-        ));
+/// A refusal of `record_turns`: a bad argument is an error the model can mend, the ledger's
+/// failure an internal error.
+fn refused(r: turns::Refusal) -> ErrorData {
+    match r {
+        turns::Refusal::Argument { .. } => ErrorData::invalid_params(r.to_string(), None),
+        turns::Refusal::Ledger(e) => internal(e),
+        turns::Refusal::Damaged(message) => ErrorData::internal_error(message, None),
     }
-    let mut turns = Vec::new();
-    for span in &receipt.spans {
-        if let Some(cairn::record::Record::Span(s)) = batch.get(span).map_err(internal)? {
-            turns.push((s.turn, *span));
-        }
-    }
-    turns.sort();
-    Ok(Some(
-        (turns.into_iter())
-            .map(|(turn, rid)| json!({"turn": turn, "rid": rid.to_hex(), "new": false}))
-            .collect(),
-    ))
 }
 
 /// A library error as a protocol error the client can report.
@@ -630,88 +614,58 @@ impl Memory {
         &self,
         Parameters(args): Parameters<RecordTurns>,
     ) -> Result<CallToolResult, ErrorData> {
-        mendable(async {
-        if args.turns.is_empty() {
-            return Err(ErrorData::invalid_params(
-                "argument turns: give at least one turn",
-                None,
-            ));
-        }
-        if args.idempotency_key.as_ref().is_some_and(|k| k.is_empty() || k.len() > MAX_KEY_BYTES) {
-            return Err(ErrorData::invalid_params(
-                format!("argument idempotency_key: give 1 to {MAX_KEY_BYTES} bytes, such as a UUID"),
-                None,
-            ));
-        }
-        let stream = args.stream.clone();
-        let (recorded, replayed) = self
-            .write(move |ledger, gate| {
-                let mut batch = ledger.batch().map_err(internal)?;
-                let payload = *blake3::hash(
-                    &serde_json::to_vec(&args.turns)
-                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
-                )
-                .as_bytes();
-                if let Some(key) = &args.idempotency_key {
-                    if let Some(done) = replay_receipt(&batch, &args.stream, key, payload)? {
-                        return Ok((done, true));
-                    }
-                }
-                let mut next = match batch.last_turn(&args.stream).map_err(internal)? {
-                    Some(t) => t.checked_add(1),
-                    None => Some(0),
-                };
-                let mut out = Vec::new();
-                let mut spans = Vec::new();
-                for (i, t) in args.turns.into_iter().enumerate() {
-                    let turn = match (t.turn, next) {
-                        (Some(n), _) if n > MAX_TURN => {
-                            return Err(ErrorData::invalid_params(
-                                format!("argument turns[{i}].turn: {n} is past the largest turn number, {MAX_TURN} (2^53 - 1, what every JSON client reads exactly); number turns from 0, or leave `turn` out"),
-                                None,
-                            ))
+        mendable(
+            async {
+                let stream = args.stream.clone();
+                let (recorded, replayed) = self
+                    .write(move |ledger, gate| {
+                        let mut batch = ledger.batch().map_err(internal)?;
+                        let turns: Vec<turns::Turn> = (args.turns.into_iter())
+                            .map(|t| turns::Turn {
+                                role: t.role.name().to_string(),
+                                text: t.text,
+                                turn: t.turn,
+                                tool: t.tool,
+                            })
+                            .collect();
+                        let (done, replayed) = turns::record_turns(
+                            &mut batch,
+                            gate,
+                            &args.stream,
+                            &turns,
+                            args.idempotency_key.as_deref(),
+                        )
+                        .map_err(refused)?;
+                        if !replayed {
+                            batch.commit().map_err(internal)?;
                         }
-                        (Some(n), _) => n,
-                        (None, Some(n)) if n <= MAX_TURN => n,
-                        (None, _) => {
-                            return Err(ErrorData::invalid_params(
-                                format!("argument turns[{i}].turn: stream {} already holds the largest turn number, so a turn left unnumbered has no number to take; give it a `turn` below the stream's last", args.stream),
-                                None,
-                            ))
-                        }
-                    };
-                    next = turn.checked_add(1);
-                    let mut line = json!({
-                        "kind": "span", "stream": args.stream, "turn": turn,
-                        "role": t.role, "text": t.text,
-                    });
-                    if let Some(tool) = t.tool {
-                        line["name"] = json!(tool);
-                    }
-                    let r = apply(&mut batch, gate, line, &format!("turns[{i}]."))?;
-                    out.push(json!({"turn": turn, "rid": r.rid.to_hex(), "new": r.new}));
-                    spans.push(r.rid);
-                }
-                if let Some(key) = args.idempotency_key {
-                    let receipt = cairn::record::Receipt { stream: args.stream.clone(), key, payload, spans };
-                    batch.append(receipt).map_err(internal)?;
-                }
-                batch.commit().map_err(internal)?;
-                Ok((out, false))
-            })
-            .await?;
-        let text = format!(
-            "{} {} turn(s) in stream {stream}: {}",
-            if replayed { "already recorded under this idempotency key:" } else { "recorded" },
-            recorded.len(),
-            recorded
-                .iter()
-                .map(|r| format!("turn:{}", r["turn"]))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        Ok(answer(text, json!({"stream": stream, "turns": recorded, "replayed": replayed})))
-    }.await)
+                        let out: Vec<Value> = (done.iter())
+                            .map(|r| json!({"turn": r.turn, "rid": r.rid.to_hex(), "new": r.new}))
+                            .collect();
+                        Ok((out, replayed))
+                    })
+                    .await?;
+                let text = format!(
+                    "{} {} turn(s) in stream {stream}: {}",
+                    if replayed {
+                        "already recorded under this idempotency key:"
+                    } else {
+                        "recorded"
+                    },
+                    recorded.len(),
+                    recorded
+                        .iter()
+                        .map(|r| format!("turn:{}", r["turn"]))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                Ok(answer(
+                    text,
+                    json!({"stream": stream, "turns": recorded, "replayed": replayed}),
+                ))
+            }
+            .await,
+        )
     }
 
     #[tool(
