@@ -275,6 +275,19 @@ impl Error {
         &self.0
     }
 
+    /// Whether a write-once thing (a pin, a receipt, a turn, a verdict, the stream's head)
+    /// already holds other content.
+    pub fn is_conflict(&self) -> bool {
+        matches!(
+            *self.0,
+            ErrorKind::PinConflict { .. }
+                | ErrorKind::ReceiptConflict { .. }
+                | ErrorKind::TurnConflict { .. }
+                | ErrorKind::ParentNotHead { .. }
+                | ErrorKind::VerdictExists { .. }
+        )
+    }
+
     /// Whether this error means the ledger's integrity is in doubt (exit code 3).
     pub fn is_integrity(&self) -> bool {
         matches!(

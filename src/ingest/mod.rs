@@ -139,6 +139,8 @@ pub struct LineError {
     pub message: String,
     /// Whether the failure is the ledger's, not the line's (exit 3 rather than 2).
     pub integrity: bool,
+    /// Whether the line meets a write-once thing that holds other content (a turn, a pin).
+    pub conflict: bool,
 }
 
 /// A claim appended or carried by a summary line.
@@ -254,6 +256,7 @@ impl Ctx<'_> {
             field: field.into(),
             message: message.into(),
             integrity: false,
+            conflict: false,
         }
     }
 
@@ -272,6 +275,7 @@ impl Ctx<'_> {
             field,
             message: e.to_string(),
             integrity,
+            conflict: e.is_conflict(),
         }
     }
 }

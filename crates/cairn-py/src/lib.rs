@@ -63,6 +63,9 @@ create_exception!(
 /// A library error as the Python exception of its class, with the library's sentence.
 fn raise(e: Error) -> PyErr {
     let message = e.to_string();
+    if e.is_conflict() {
+        return Conflict::new_err(message);
+    }
     match e.kind() {
         ErrorKind::Locked(_) => LedgerBusy::new_err(message),
         ErrorKind::Storage(_)
@@ -75,11 +78,6 @@ fn raise(e: Error) -> PyErr {
         | ErrorKind::WrongKind { .. }
         | ErrorKind::NoStream(_)
         | ErrorKind::AsOf { .. } => NotFound::new_err(message),
-        ErrorKind::PinConflict { .. }
-        | ErrorKind::ReceiptConflict { .. }
-        | ErrorKind::TurnConflict { .. }
-        | ErrorKind::ParentNotHead { .. }
-        | ErrorKind::VerdictExists { .. } => Conflict::new_err(message),
         ErrorKind::Reference(_)
         | ErrorKind::Ambiguous { .. }
         | ErrorKind::Invalid { .. }
@@ -99,6 +97,8 @@ fn line_error(e: LineError) -> PyErr {
     };
     if e.integrity {
         LedgerDamaged::new_err(message)
+    } else if e.conflict {
+        Conflict::new_err(message)
     } else {
         InvalidInput::new_err(message)
     }

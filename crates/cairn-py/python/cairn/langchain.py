@@ -1,0 +1,304 @@
+"""cairn in LangChain's compaction step: a ``SummarizationMiddleware`` whose summaries are judged.
+
+LangChain's ``SummarizationMiddleware`` (langchain 1.x) replaces every earlier message with a
+model-written summary. ``CairnSummarizationMiddleware`` keeps its triggers and its choice of
+what to summarise, and adds cairn at the step where memory is thrown away:
+
+- every message it sees is recorded in the ledger as a span of ``stream``, once: the
+  middleware is handed the whole message list on each call, and each message is recorded
+  under an idempotency key made of its id, so seeing it again (even after a restart) records
+  nothing new;
+- every summary the model writes is proposed to cairn as prose, covering every turn recorded
+  so far up to the cut, so carried facts keep their raw witnesses;
+- a refused summary is not used: the messages stay as they were, the verdict and its findings
+  are reported (``events``, and the ``cairn`` logger), and the model is asked again with the
+  findings, at most ``max_attempts`` times in all; then the middleware falls back to
+  ``fallback``: "keep_history" keeps every message and does not try again until
+  ``retry_after_messages`` more messages have arrived, "raise" raises ``CompactionRefused``;
+- a summary call that fails never removes history: the error is reported and the messages
+  stay.
+
+Usage::
+
+    from langchain.agents import create_agent
+    from cairn import Ledger
+    from cairn.langchain import CairnSummarizationMiddleware
+
+    ledger = Ledger("agent.redb")
+    agent = create_agent(
+        model,
+        middleware=[CairnSummarizationMiddleware(model, ledger=ledger, stream="support-4411",
+                                                 trigger=("tokens", 4000), keep=("messages", 20))],
+    )
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+from langchain.agents.middleware.summarization import SummarizationMiddleware
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from . import CairnError, Ledger, Turn, Verdict
+
+__all__ = ["CairnSummarizationMiddleware", "CompactionEvent", "CompactionRefused"]
+
+log = logging.getLogger("cairn")
+
+Fallback = Literal["keep_history", "raise"]
+
+
+class CompactionRefused(CairnError):
+    """Raised with ``fallback="raise"`` when every attempt at a summary was refused."""
+
+    def __init__(self, message: str, verdicts: Sequence[Verdict]) -> None:
+        super().__init__(message)
+        self.verdicts = list(verdicts)
+
+
+@dataclass
+class CompactionEvent:
+    """What one compaction step did: ``outcome`` is "admitted", "refused" (every attempt
+    refused, history kept), or "failed" (the summary call raised, history kept)."""
+
+    outcome: str
+    covers: str
+    attempts: int
+    verdicts: list[Verdict] = field(default_factory=list)
+    error: BaseException | None = None
+    summary: str | None = None
+
+
+def _role(m: BaseMessage) -> str:
+    if isinstance(m, HumanMessage):
+        return "user"
+    if isinstance(m, AIMessage):
+        return "assistant"
+    if isinstance(m, ToolMessage):
+        return "tool"
+    if isinstance(m, SystemMessage):
+        return "system"
+    return "user" if m.type == "human" else "assistant"
+
+
+def _text(m: BaseMessage) -> str:
+    text = m.text if isinstance(m.text, str) else m.text()
+    if isinstance(m, AIMessage) and m.tool_calls:
+        calls = "; ".join(f"called {c['name']} with {c.get('args')}" for c in m.tool_calls)
+        text = f"{text}\n{calls}" if text else calls
+    return text
+
+
+def _is_summary(m: BaseMessage) -> bool:
+    return (m.additional_kwargs or {}).get("lc_source") == "summarization"
+
+
+class CairnSummarizationMiddleware(SummarizationMiddleware):
+    """``SummarizationMiddleware`` whose summaries cairn judges before they replace anything.
+
+    Takes every argument of ``SummarizationMiddleware`` and: ``ledger`` and ``stream``, where
+    the conversation is recorded; ``max_attempts``, how many summaries to ask for (the later
+    ones told the findings against the earlier) before ``fallback``; ``retry_after_messages``,
+    how many new messages to wait for after a fallback before trying again; ``auto_pin``, to
+    pin what cairn's classifier finds (prohibitions, commitments, failed attempts) before each
+    compaction, so a summary that drops one is refused; ``author``, who wrote the summaries
+    ("self" when the agent's own model writes them).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        ledger: Ledger,
+        stream: str,
+        max_attempts: int = 2,
+        fallback: Fallback = "keep_history",
+        retry_after_messages: int = 10,
+        auto_pin: bool = True,
+        author: str = "self",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, **kwargs)
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts is {max_attempts}; give 1 or more")
+        if fallback not in ("keep_history", "raise"):
+            raise ValueError(f"fallback {fallback!r} is not one of 'keep_history' or 'raise'")
+        self.ledger = ledger
+        self.stream = stream
+        self.max_attempts = max_attempts
+        self.fallback = fallback
+        self.retry_after_messages = retry_after_messages
+        self.auto_pin = auto_pin
+        self.author = author
+        self.events: list[CompactionEvent] = []
+        self._turns: dict[str, int] = {}
+        self._hold_until = 0
+        self._pins = 0
+
+    # Recording -------------------------------------------------------------------------------
+
+    def _record(self, messages: Sequence[AnyMessage]) -> None:
+        """Records each message not yet seen, once, under its id as idempotency key."""
+        for m in messages:
+            if m.id in self._turns or _is_summary(m):
+                continue
+            text = _text(m)
+            if not text:
+                continue
+            tool = m.name if isinstance(m, ToolMessage) and m.name else None
+            r = self.ledger.record_turns(
+                self.stream, [Turn(_role(m), text, tool=tool)], idempotency_key=f"langchain:{m.id}"
+            )
+            self._turns[m.id] = r.turns[0].turn
+
+    def _covers(self, summarized: Sequence[AnyMessage]) -> str | None:
+        """Every turn from the stream's first up to the last summarized: a carried fact keeps
+        its raw witness, which an earlier summary evicted but the ledger kept."""
+        turns = [self._turns[m.id] for m in summarized if m.id in self._turns]
+        if not turns:
+            return None
+        return f"turn:{min(self._turns.values())}..turn:{max(turns)}"
+
+    # Judging ---------------------------------------------------------------------------------
+
+    def _propose(self, covers: str, summary: str) -> Verdict:
+        if self.auto_pin:
+            pinned = self.ledger.pin(self.stream, f"langchain-{self._pins + 1}", dry_run=True)
+            if pinned.items:
+                self._pins += 1
+                self.ledger.pin(self.stream, f"langchain-{self._pins}")
+        return self.ledger.propose(
+            self.stream, covers=[covers], evicts=[covers], text=summary, author=self.author
+        )
+
+    @staticmethod
+    def _feedback(v: Verdict) -> str:
+        lines = [
+            "Your previous summary was refused by the memory's checks. Write it again, fixing these findings:",
+            *(f"- {f.gate}: {f.detail}" for f in v.findings),
+            "State only what the messages say, copy numbers, versions, paths and names verbatim, keep "
+            "a guess a guess, and keep every prohibition and commitment the user stated.",
+        ]
+        return "\n".join(lines)
+
+    def _ask(self, messages: list[AnyMessage], feedback: str | None) -> str:
+        if feedback is None or self.summarizer is not None:
+            return self._create_summary(messages)
+        prompt = self._format_summary_prompt(self._trim_messages_for_summary(messages))
+        return self._summary_model.invoke(f"{prompt}\n\n{feedback}").text.strip()
+
+    async def _aask(self, messages: list[AnyMessage], feedback: str | None) -> str:
+        if feedback is None or self.summarizer is not None:
+            return await self._acreate_summary(messages)
+        prompt = self._format_summary_prompt(self._trim_messages_for_summary(messages))
+        return (await self._summary_model.ainvoke(f"{prompt}\n\n{feedback}")).text.strip()
+
+    def _cut(self, messages: list[AnyMessage]) -> tuple[list[AnyMessage], list[AnyMessage], str] | None:
+        self._ensure_message_ids(messages)
+        self._record(messages)
+        if len(messages) < self._hold_until:
+            return None
+        if not self._should_summarize(messages, self.token_counter(messages)):
+            return None
+        cutoff = self._determine_cutoff_index(messages)
+        if cutoff <= 0:
+            return None
+        summarized, preserved = self._partition_messages(messages, cutoff)
+        covers = self._covers(summarized)
+        if covers is None:
+            return None
+        return summarized, preserved, covers
+
+    def _settled(self, event: CompactionEvent, messages: list[AnyMessage]) -> None:
+        self.events.append(event)
+        if event.outcome == "admitted":
+            self._hold_until = 0
+            log.info("cairn admitted the compaction of %s over %s", self.stream, event.covers)
+            return
+        self._hold_until = len(messages) + self.retry_after_messages
+        if event.outcome == "failed":
+            log.warning(
+                "the summary call failed (%s); the history of %s is kept", event.error, self.stream
+            )
+            return
+        last = event.verdicts[-1]
+        found = "; ".join(f"{f.gate}: {f.detail}" for f in last.findings)
+        log.warning(
+            "cairn refused %d summaries of %s over %s; the history is kept. Last findings: %s",
+            event.attempts,
+            self.stream,
+            event.covers,
+            found,
+        )
+        if self.fallback == "raise":
+            raise CompactionRefused(
+                f"cairn refused {event.attempts} summaries of stream {self.stream} over {event.covers}; last findings: {found}",
+                event.verdicts,
+            )
+
+    def _replace(self, summary: str, verdict: Verdict, preserved: list[AnyMessage]) -> dict[str, Any]:
+        new = self._build_new_messages(summary)
+        for m in new:
+            m.additional_kwargs["cairn_verdict"] = verdict.verdict_rid
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *preserved]}
+
+    def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        cut = self._cut(messages)
+        if cut is None:
+            return None
+        summarized, preserved, covers = cut
+        event = CompactionEvent("refused", covers, 0)
+        feedback = None
+        for _ in range(self.max_attempts):
+            event.attempts += 1
+            try:
+                summary = self._ask(summarized, feedback)
+            except Exception as e:  # the framework's own summary failure: keep the history
+                event.outcome, event.error = "failed", e
+                break
+            verdict = self._propose(covers, summary)
+            event.verdicts.append(verdict)
+            if verdict.admitted:
+                event.outcome, event.summary = "admitted", summary
+                self._settled(event, messages)
+                return self._replace(summary, verdict, preserved)
+            feedback = self._feedback(verdict)
+        self._settled(event, messages)
+        return None
+
+    async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        messages = state["messages"]
+        cut = self._cut(messages)
+        if cut is None:
+            return None
+        summarized, preserved, covers = cut
+        event = CompactionEvent("refused", covers, 0)
+        feedback = None
+        for _ in range(self.max_attempts):
+            event.attempts += 1
+            try:
+                summary = await self._aask(summarized, feedback)
+            except Exception as e:
+                event.outcome, event.error = "failed", e
+                break
+            verdict = self._propose(covers, summary)
+            event.verdicts.append(verdict)
+            if verdict.admitted:
+                event.outcome, event.summary = "admitted", summary
+                self._settled(event, messages)
+                return self._replace(summary, verdict, preserved)
+            feedback = self._feedback(verdict)
+        self._settled(event, messages)
+        return None

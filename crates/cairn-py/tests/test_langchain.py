@@ -1,0 +1,145 @@
+"""cairn in LangChain's SummarizationMiddleware, with the framework's own fake chat model."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
+import cairn
+from cairn.langchain import CairnSummarizationMiddleware, CompactionRefused
+
+HISTORY = [
+    ("user", "We are still on libfoo 2.3.1, do not bump it. Please add request timeouts to the client."),
+    ("assistant", "I will add a 30 second timeout to the HTTP client in src/client.rs."),
+    ("user", "Run the tests."),
+    ("assistant", "cargo test: test result: ok. 148 passed; 0 failed. The timeout is in place and the tests pass."),
+    ("user", "Good. Now also log each retry."),
+]
+FAITHFUL = "We are still on libfoo 2.3.1 and must not bump it. A 30 second timeout was added to the HTTP client in src/client.rs, and the tests pass."
+FABRICATED = "libfoo was upgraded to 2.4.0. A 30 second timeout was added to the HTTP client in src/client.rs."
+DROPS_THE_PIN = "A 30 second timeout was added to the HTTP client in src/client.rs, and the tests pass."
+
+
+def messages():
+    return [HumanMessage(t, id=f"m{i}") if r == "user" else AIMessage(t, id=f"m{i}") for i, (r, t) in enumerate(HISTORY)]
+
+
+def middleware(ledger, summaries, **kw):
+    kw.setdefault("trigger", ("messages", 5))
+    kw.setdefault("keep", ("messages", 2))
+    return CairnSummarizationMiddleware(FakeListChatModel(responses=summaries), ledger=ledger, stream="agent", **kw)
+
+
+def test_a_faithful_summary_is_admitted_inside_a_real_agent():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [FAITHFUL])
+    agent = create_agent(FakeListChatModel(responses=["Logging each retry now."]), middleware=[mw])
+    out = agent.invoke({"messages": messages()})["messages"]
+    assert out[0].text.endswith(FAITHFUL) and out[0].additional_kwargs["cairn_verdict"]
+    assert [m.text for m in out[1:3]] == [HISTORY[3][1], HISTORY[4][1]]
+    (event,) = mw.events
+    assert event.outcome == "admitted" and event.attempts == 1 and event.verdicts[0].admitted
+    # Every message is a span, once, and the summary is the stream's head in cairn.
+    ctx = ledger.context("agent", budget=100_000)
+    assert ctx.head == event.verdicts[0].rid
+    assert ledger.verify().ok
+
+
+def test_every_message_is_recorded_once_however_often_the_list_is_passed():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [], trigger=("messages", 1000))
+    msgs = messages()
+    assert mw.before_model({"messages": msgs}, None) is None
+    size = len(ledger)
+    # A new middleware (a restart) sees the same list again: nothing new is recorded.
+    again = middleware(ledger, [], trigger=("messages", 1000))
+    again.before_model({"messages": msgs}, None)
+    assert len(ledger) == size
+    spans = [s for s in ledger.context("agent", budget=100_000).spans]
+    assert sorted(s.turn for s in spans) == [0, 1, 2, 3, 4]
+
+
+def test_a_fabricated_summary_is_refused_and_the_history_kept(caplog):
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [FABRICATED, FABRICATED], max_attempts=2, retry_after_messages=3)
+    msgs = messages()
+    assert mw.before_model({"messages": msgs}, None) is None, "a refused summary changes nothing"
+    (event,) = mw.events
+    assert event.outcome == "refused" and event.attempts == 2
+    assert all(v.refused for v in event.verdicts)
+    assert "unanchored-claim" in event.verdicts[0].gates and "identifier-drift" in event.verdicts[0].gates
+    assert "cairn refused 2 summaries" in caplog.text
+    # It does not ask again on every turn while the context grows: only after 3 more messages.
+    grown = msgs + [AIMessage("Retry logging added.", id="m5")]
+    assert mw.before_model({"messages": grown}, None) is None
+    assert len(mw.events) == 1
+    grown += [HumanMessage("Thanks.", id="m6"), AIMessage("You're welcome.", id="m7")]
+    mw.before_model({"messages": grown}, None)
+    assert len(mw.events) == 2
+
+
+def test_the_findings_go_back_to_the_model_and_a_mended_summary_is_admitted():
+    ledger = cairn.Ledger.in_memory()
+    seen: list[str] = []
+
+    class Recording(FakeListChatModel):
+        def _call(self, messages, stop=None, run_manager=None, **kwargs):
+            seen.append(messages[-1].content)
+            return super()._call(messages, stop, run_manager, **kwargs)
+
+    mw = CairnSummarizationMiddleware(
+        Recording(responses=[FABRICATED, FAITHFUL]), ledger=ledger, stream="agent",
+        trigger=("messages", 5), keep=("messages", 2), max_attempts=2,
+    )
+    update = mw.before_model({"messages": messages()}, None)
+    assert update is not None and isinstance(update["messages"][0], RemoveMessage)
+    assert [e.outcome for e in mw.events] == ["admitted"] and mw.events[0].attempts == 2
+    assert "unanchored-claim" in seen[1] and "unanchored-claim" not in seen[0]
+
+
+def test_a_summary_that_drops_a_pinned_constraint_is_refused():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [DROPS_THE_PIN], max_attempts=1)
+    assert mw.before_model({"messages": messages()}, None) is None
+    (verdict,) = mw.events[0].verdicts
+    assert verdict.refused and "pin-loss" in verdict.gates, verdict.findings
+    pins = ledger.context("agent").pins
+    assert any("libfoo" in p.text for p in pins)
+
+
+def test_with_fallback_raise_the_refusal_is_an_exception_carrying_the_verdicts():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [FABRICATED], max_attempts=1, fallback="raise")
+    with pytest.raises(CompactionRefused, match="cairn refused 1 summaries of stream agent") as e:
+        mw.before_model({"messages": messages()}, None)
+    assert e.value.verdicts[0].refused
+    with pytest.raises(ValueError, match="fallback 'drop'"):
+        middleware(ledger, [], fallback="drop")
+
+
+class Failing(FakeListChatModel):
+    def _call(self, *a, **kw):
+        raise RuntimeError("the summary service is down")
+
+
+def test_a_summary_call_that_raises_never_removes_history():
+    ledger = cairn.Ledger.in_memory()
+    mw = CairnSummarizationMiddleware(Failing(responses=["unused"]), ledger=ledger, stream="agent", trigger=("messages", 5), keep=("messages", 2))
+    agent = create_agent(FakeListChatModel(responses=["Still here."]), middleware=[mw])
+    out = agent.invoke({"messages": messages()})["messages"]
+    assert [m.text for m in out[:5]] == [t for _, t in HISTORY], "every message is kept"
+    (event,) = mw.events
+    assert event.outcome == "failed" and "the summary service is down" in str(event.error)
+    assert event.verdicts == []
+
+
+def test_the_async_path_judges_alike():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [FABRICATED, FAITHFUL], max_attempts=2)
+    update = asyncio.run(mw.abefore_model({"messages": messages()}, None))
+    assert update is not None and update["messages"][1].text.endswith(FAITHFUL)
+    assert [v.admitted for v in mw.events[0].verdicts] == [False, True]
