@@ -270,8 +270,8 @@ fn bad_headers_scores_and_booleans_are_rejected() {
     v[0] = 2;
     assert_eq!(decode(&v), Err(DecodeError::Version(2)));
     let mut k = good.clone();
-    k[1] = 15;
-    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(15)));
+    k[1] = 16;
+    assert_eq!(decode(&k), Err(DecodeError::UnknownKind(16)));
     let mut flag = good.clone();
     *flag.last_mut().unwrap() = 2;
     assert!(decode(&flag).is_err());

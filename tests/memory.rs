@@ -143,7 +143,7 @@ fn recall_index_is_rebuilt_by_verify_and_matches_one_batch_or_many() {
     let stepwise = written(1);
     let report = stepwise.verify().unwrap();
     assert!(report.ok(), "{:?}", report.discrepancies);
-    assert_eq!(report.tables_compared, 25);
+    assert_eq!(report.tables_compared, 26);
     let whole = ledger();
     let one = whole.snapshot().unwrap();
     let many = stepwise.snapshot().unwrap();

@@ -6,6 +6,7 @@ mod classifier;
 mod codec;
 mod crash_consistency;
 mod dev_split;
+mod entries;
 mod examples;
 mod gates;
 mod golden;

@@ -75,6 +75,10 @@ pub fn record(r: &Record) -> Map<String, Value> {
                 "class": i.class.name(), "text": i.text,
             })).collect::<Vec<_>>(),
         }),
+        Record::Entry(e) => json!({
+            "namespace": e.namespace, "key": e.key, "value": e.value, "text": e.text,
+            "previous": e.previous.map(|p| p.to_hex()), "created": e.created, "at": e.at,
+        }),
         Record::Place(p) => json!({
             "span": p.span.to_hex(), "log": p.log, "message": p.message, "line": p.line,
             "timestamp": p.timestamp,

@@ -38,10 +38,11 @@ pub(crate) enum Line {
     Retirement(RetirementLine),
     Classification(ClassificationLine),
     Place(PlaceLine),
+    Entry(EntryLine),
 }
 
 /// The kinds a line may name, for the message that refuses any other.
-const KINDS: &str = "span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement, classification or place";
+const KINDS: &str = "span, claim, summary, pin, judgement, verdict, action, reground, check, receipt, ruling, retirement, classification, place or entry";
 
 /// A line parsed: its record's fields, and the `rid` it says it has (an exported line).
 pub(crate) struct Parsed {
@@ -102,6 +103,7 @@ pub(crate) fn parse(mut map: Map<String, Value>) -> Result<Parsed, Fault> {
         "retirement" => Line::Retirement(read(fields)?),
         "classification" => Line::Classification(read(fields)?),
         "place" => Line::Place(read(fields)?),
+        "entry" => Line::Entry(read(fields)?),
         other => return Err(at("kind", format!("unknown kind {other:?}; use {KINDS}"))),
     };
     Ok(Parsed { line, rid })
@@ -587,4 +589,17 @@ pub(crate) struct PlaceLine {
     pub(crate) message: Option<String>,
     pub(crate) line: Option<u64>,
     pub(crate) timestamp: Option<String>,
+}
+
+/// A store entry's version, as `export` writes it (SPEC.md section 10d).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EntryLine {
+    pub(crate) namespace: Vec<String>,
+    pub(crate) key: String,
+    pub(crate) value: Option<String>,
+    pub(crate) text: Option<String>,
+    pub(crate) previous: Option<Reference>,
+    pub(crate) created: u64,
+    pub(crate) at: u64,
 }

@@ -30,9 +30,9 @@ pub use json::{export_line, finding, line_result};
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
-    Action, Check, Claim, ClaimStatus, Classification, Finding, FoundItem, Judgement, Kind, Origin,
-    Pin, PinItem, Place, Receipt, Record, Reground, Retirement, Rid, Ruling, Span, Status, Summary,
-    Verdict, SCORE_ONE,
+    Action, Check, Claim, ClaimStatus, Classification, Entry, Finding, FoundItem, Judgement, Kind,
+    Origin, Pin, PinItem, Place, Receipt, Record, Reground, Retirement, Rid, Ruling, Span, Status,
+    Summary, Verdict, SCORE_ONE,
 };
 use crate::store::{Appended, Batch, Read};
 use lines::{
@@ -481,6 +481,18 @@ fn build(ctx: &mut Ctx<'_>, gate: &Gatekeeper, line: Line) -> Res<(Record, Vec<C
             message: p.message,
             line: p.line,
             timestamp: p.timestamp,
+        }),
+        Line::Entry(e) => Record::Entry(Entry {
+            previous: match &e.previous {
+                Some(p) => Some(one_ref(ctx, "previous", p, None)?),
+                None => None,
+            },
+            namespace: e.namespace,
+            key: e.key,
+            value: e.value,
+            text: e.text,
+            created: e.created,
+            at: e.at,
         }),
     };
     Ok((record, Vec::new()))

@@ -7,9 +7,10 @@
 //! append (pins, heads, verdicts, statuses, the turn and eviction indexes), never by a scan of
 //! the log.
 
+pub mod entries;
 mod recall;
 
-pub use recall::{recall, Hit, Recall, MAX_LIMIT, POSTINGS_READ, RESCORED};
+pub use recall::{recall, search_entries, Hit, Recall, MAX_LIMIT, POSTINGS_READ, RESCORED};
 
 use crate::error::Result;
 use crate::record::{Gate, Origin, PinClass, Record, Rid, Role, Status};

@@ -88,6 +88,7 @@ fn encode_raw(record: &Record) -> Vec<u8> {
         Record::Retirement(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Classification(r) => bincode::encode_to_vec(r, CONFIG),
         Record::Place(r) => bincode::encode_to_vec(r, CONFIG),
+        Record::Entry(r) => bincode::encode_to_vec(r, CONFIG),
     };
     // Encoding into a Vec fails only past the size limit, which a record that was decoded or
     // built within MAX_RECORD_BYTES cannot reach; the append path checks the length anyway.
@@ -160,6 +161,7 @@ fn decode_body(kind: Kind, b: &[u8]) -> Result<Record, DecodeError> {
         Kind::Retirement => Record::Retirement(body(kind, b)?),
         Kind::Classification => Record::Classification(body(kind, b)?),
         Kind::Place => Record::Place(body(kind, b)?),
+        Kind::Entry => Record::Entry(body(kind, b)?),
     })
 }
 

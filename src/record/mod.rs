@@ -52,6 +52,9 @@ pub enum Kind {
     Classification = 13,
     /// Where a span came from in the original log: the file, the message id or line, the time.
     Place = 14,
+    /// A version of a key-value entry of an application's store (LangGraph's `BaseStore`),
+    /// or its deletion.
+    Entry = 15,
 }
 
 impl Kind {
@@ -72,6 +75,7 @@ impl Kind {
             12 => Kind::Retirement,
             13 => Kind::Classification,
             14 => Kind::Place,
+            15 => Kind::Entry,
             _ => return None,
         })
     }
@@ -93,11 +97,12 @@ impl Kind {
             Kind::Retirement => "retirement",
             Kind::Classification => "classification",
             Kind::Place => "place",
+            Kind::Entry => "entry",
         }
     }
 
     /// Every kind, in byte order.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Span,
         Kind::Claim,
         Kind::Summary,
@@ -112,6 +117,7 @@ impl Kind {
         Kind::Retirement,
         Kind::Classification,
         Kind::Place,
+        Kind::Entry,
     ];
 }
 
@@ -470,6 +476,45 @@ pub struct Place {
     pub timestamp: Option<String>,
 }
 
+/// A version of one entry of an application's key-value store (SPEC.md section 10d): a value
+/// under a key in a namespace, or its deletion (a tombstone, `value` None). A put appends a new
+/// version naming the one it replaces, so every earlier version stays. Entries belong to no
+/// stream: they never enter an agent's `context` or `recall`, only the store's own search.
+#[derive(Debug, Clone, PartialEq, Eq, Encode, Decode)]
+pub struct Entry {
+    /// The namespace's labels, outermost first: at least one, none empty, none holding
+    /// [`NAMESPACE_SEPARATOR`].
+    pub namespace: Vec<String>,
+    /// The key within the namespace, not empty.
+    pub key: String,
+    /// The value, as JSON text; `None` deletes the entry.
+    pub value: Option<String>,
+    /// The text the store's search indexes for this version (`None`: not searchable).
+    pub text: Option<String>,
+    /// The version this one replaces: the key's current version when it was appended.
+    pub previous: Option<Rid>,
+    /// When the key was first put, in milliseconds since the Unix epoch.
+    pub created: u64,
+    /// When this version was put, in milliseconds since the Unix epoch.
+    pub at: u64,
+}
+
+/// The character that cannot appear in a namespace label: the store joins labels with it.
+pub const NAMESPACE_SEPARATOR: char = '\u{1f}';
+
+impl Entry {
+    /// The namespace as the store keys it: each label followed by [`NAMESPACE_SEPARATOR`], so
+    /// that a namespace's prefixes are prefixes of its path.
+    pub fn path(namespace: &[String]) -> String {
+        let mut out = String::new();
+        for label in namespace {
+            out.push_str(label);
+            out.push(NAMESPACE_SEPARATOR);
+        }
+        out
+    }
+}
+
 /// The most items one classification record holds.
 pub const MAX_FOUND_ITEMS: usize = 255;
 
@@ -504,6 +549,8 @@ pub enum Record {
     Classification(Classification),
     /// See [`Place`].
     Place(Place),
+    /// See [`Entry`].
+    Entry(Entry),
 }
 
 macro_rules! record_from {
@@ -529,7 +576,8 @@ record_from!(
     Ruling,
     Retirement,
     Classification,
-    Place
+    Place,
+    Entry
 );
 
 /// A role of a link from one record to another, used in messages and in the reverse-link table.
@@ -571,6 +619,8 @@ pub enum LinkRole {
     Classified,
     /// The span a place record locates.
     Placed,
+    /// The version a store entry replaces.
+    Previous,
 }
 
 impl LinkRole {
@@ -595,6 +645,7 @@ impl LinkRole {
             LinkRole::RetirementWitness => "witness",
             LinkRole::Classified => "span",
             LinkRole::Placed => "span",
+            LinkRole::Previous => "previous",
         }
     }
 
@@ -617,6 +668,7 @@ impl LinkRole {
             LinkRole::SummaryClaim | LinkRole::Claim | LinkRole::ReliesOn => &[Kind::Claim],
             LinkRole::Subject => &[Kind::Summary, Kind::Action, Kind::Check],
             LinkRole::Checked => &[Kind::Action],
+            LinkRole::Previous => &[Kind::Entry],
         }
     }
 
@@ -654,6 +706,7 @@ impl Record {
             Record::Retirement(_) => Kind::Retirement,
             Record::Classification(_) => Kind::Classification,
             Record::Place(_) => Kind::Place,
+            Record::Entry(_) => Kind::Entry,
         }
     }
 
@@ -673,7 +726,8 @@ impl Record {
             | Record::Check(_)
             | Record::Ruling(_)
             | Record::Classification(_)
-            | Record::Place(_) => None,
+            | Record::Place(_)
+            | Record::Entry(_) => None,
         }
     }
 
@@ -719,6 +773,11 @@ impl Record {
             ],
             Record::Classification(f) => vec![(LinkRole::Classified, f.span)],
             Record::Place(p) => vec![(LinkRole::Placed, p.span)],
+            Record::Entry(e) => e
+                .previous
+                .iter()
+                .map(|p| (LinkRole::Previous, *p))
+                .collect(),
         }
     }
 
@@ -753,7 +812,8 @@ impl Record {
             | Record::Check(_)
             | Record::Retirement(_)
             | Record::Classification(_)
-            | Record::Place(_) => {}
+            | Record::Place(_)
+            | Record::Entry(_) => {}
         }
     }
 
@@ -815,6 +875,26 @@ impl Record {
                         "`message` and `timestamp` are left out when the log has none, never empty"
                             .to_string(),
                     )
+                } else {
+                    None
+                }
+            }
+            Record::Entry(e) => {
+                if e.namespace.is_empty() {
+                    Some("`namespace` is empty; give at least one label".to_string())
+                } else if (e.namespace.iter())
+                    .any(|l| l.is_empty() || l.contains(NAMESPACE_SEPARATOR))
+                {
+                    Some("a `namespace` label is empty or holds the character U+001F".to_string())
+                } else if e.key.is_empty() {
+                    Some("`key` is empty".to_string())
+                } else if e.value.is_none() && e.text.is_some() {
+                    Some("a deletion (no `value`) has no `text` to search".to_string())
+                } else if e.created > e.at {
+                    Some(format!(
+                        "`created` ({}) is after `at` ({})",
+                        e.created, e.at
+                    ))
                 } else {
                     None
                 }

@@ -118,6 +118,7 @@ pub fn dot<R: Read>(read: &R, stream: Option<&str>) -> Result<String> {
             Record::Ruling(r) => ("hexagon", format!("ruling\\n{}", escape(&r.judge))),
             Record::Retirement(r) => ("octagon", format!("retirement\\n{}", escape(&r.item))),
             Record::Place(p) => ("note", format!("place\\n{}", escape(&p.log))),
+            Record::Entry(e) => ("note", format!("entry\\n{}", escape(&e.key))),
             Record::Classification(c) => {
                 ("note", format!("classification\\n{} items", c.items.len()))
             }

@@ -11,14 +11,15 @@ pub(crate) use read::sealed::Sealed;
 use read::SnapshotTx;
 pub(crate) use read::{missing, Trusted};
 pub use read::{Read, Standing};
+pub use recall::ENTRY_STREAM;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
 use crate::error::{ErrorKind, Result};
 use crate::merkle::{Hash, Nodes, Scheme};
 use crate::record::{
-    decode, encode, Author, Claim, Kind, Record, Reground, Relation, Rid, Span, Status, Summary,
-    Verdict, FORMAT_VERSION, MAX_RECORD_BYTES,
+    decode, encode, Author, Claim, Entry, Kind, Record, Reground, Relation, Rid, Span, Status,
+    Summary, Verdict, FORMAT_VERSION, MAX_RECORD_BYTES,
 };
 use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable,
@@ -320,14 +321,18 @@ impl Ledger {
         let names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
         let receipts = !names.iter().any(|n| n == "receipts");
         let places = !names.iter().any(|n| n == "places");
+        let entries = !names.iter().any(|n| n == "entries");
         // No index, or one of an older layout (version 1, a B-tree entry per posting): built
         // anew from the records.
         let recall = txn
             .open_table(META)?
             .get(RECALL_META)?
             .is_none_or(|v| v.value() != [RECALL_VERSION]);
-        if !receipts && !places && !recall {
+        if !receipts && !places && !entries && !recall {
             return Ok(());
+        }
+        if entries {
+            txn.open_table(ENTRIES)?;
         }
         if receipts {
             txn.open_table(RECEIPTS)?;
@@ -581,6 +586,7 @@ impl Ledger {
         txn.open_table(REGROUNDED)?;
         txn.open_table(RECEIPTS)?;
         txn.open_table(PLACES)?;
+        txn.open_table(ENTRIES)?;
         txn.open_multimap_table(CONTRADICTIONS)?;
         txn.open_table(RECALL)?;
         txn.open_table(RECALL_STREAMS)?;
@@ -965,6 +971,14 @@ impl Batch {
     }
 
     fn check_unique(&self, record: &Record) -> Result<()> {
+        // The recall index files store entries under a name no stream may take.
+        if record.stream().is_some_and(|s| s.starts_with('\0')) {
+            return Err(ErrorKind::Invalid {
+                kind: record.kind(),
+                reason: "a stream's name may not begin with U+0000, which cairn keeps for itself; name the stream otherwise".to_string(),
+            }
+            .into());
+        }
         match record {
             Record::Span(s) => {
                 if let Some(existing) = self.turn(&s.stream, s.turn)? {
@@ -994,6 +1008,19 @@ impl Batch {
                             "`at` is {}, but a check is appended at the log's end, index {len}",
                             c.at
                         ),
+                    }
+                    .into());
+                }
+            }
+            Record::Entry(e) => {
+                let current = self.entry(&Entry::path(&e.namespace), &e.key)?;
+                if e.previous != current {
+                    return Err(ErrorKind::Invalid {
+                        kind: Kind::Entry,
+                        reason: match current {
+                            Some(c) => format!("`previous` must name the key's current version, {c}, which another put appended meanwhile; read the entry again and put over it"),
+                            None => "`previous` names a version, but the key has none; leave `previous` out for a key's first version".to_string(),
+                        },
                     }
                     .into());
                 }
@@ -1184,6 +1211,12 @@ impl Batch {
                 self.txn
                     .open_table(RECEIPTS)?
                     .insert((r.stream.as_str(), r.key.as_str()), rid.0)?;
+                Ok(())
+            }
+            Record::Entry(e) => {
+                self.txn
+                    .open_table(ENTRIES)?
+                    .insert((Entry::path(&e.namespace).as_str(), e.key.as_str()), rid.0)?;
                 Ok(())
             }
         }

@@ -444,6 +444,39 @@ pub trait Read: sealed::Sealed {
         Ok(found)
     }
 
+    /// The current version of a store entry (SPEC.md section 10d): the last entry record
+    /// appended under the namespace `path` ([`crate::record::Entry::path`]) and `key`, a
+    /// deletion included; none in a ledger written before entries existed.
+    fn entry(&self, path: &str, key: &str) -> Result<Option<Rid>> {
+        let table = match self.tx().table(ENTRIES) {
+            Ok(t) => t,
+            Err(e) if e.is_missing_table() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let found = table.get((path, key))?.map(|g| Rid(g.value()));
+        Ok(found)
+    }
+
+    /// Every store key whose namespace path starts with `prefix` (all of them for ""), with its
+    /// current version, in (path, key) order.
+    fn entries(&self, prefix: &str) -> Result<Vec<(String, String, Rid)>> {
+        let table = match self.tx().table(ENTRIES) {
+            Ok(t) => t,
+            Err(e) if e.is_missing_table() => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for entry in table.range((prefix, "")..)? {
+            let (k, v) = entry?;
+            let (path, key) = k.value();
+            if !path.starts_with(prefix) {
+                break;
+            }
+            out.push((path.to_string(), key.to_string(), Rid(v.value())));
+        }
+        Ok(out)
+    }
+
     /// The pins of a stream: (name, rid), sorted by name.
     fn pins(&self, stream: &str) -> Result<Vec<(String, Rid)>> {
         let table = self.tx().table(PINS)?;

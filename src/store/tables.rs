@@ -41,6 +41,10 @@ pub const VERDICTS: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("
 pub const STATUS: TableDefinition<[u8; 32], u8> = TableDefinition::new("status");
 /// (stream, idempotency key) -> the receipt of the write call that used it.
 pub const RECEIPTS: TableDefinition<(&str, &str), [u8; 32]> = TableDefinition::new("receipts");
+/// (namespace path, key) -> the key's current version in an application's store (SPEC.md
+/// section 10d): the last entry record appended for it, a deletion included; a ledger written
+/// before entries gets the empty table on its first open for writing.
+pub const ENTRIES: TableDefinition<(&str, &str), [u8; 32]> = TableDefinition::new("entries");
 /// Span -> the first place record that locates it in an imported log (SPEC.md 2.1); a ledger
 /// written before places gets the empty table on its first open for writing.
 pub const PLACES: TableDefinition<[u8; 32], [u8; 32]> = TableDefinition::new("places");

@@ -165,37 +165,13 @@ fn compare_tables(
     compare(out, tx, fresh, "status", STATUS)?;
     compare(out, tx, fresh, "regrounded", REGROUNDED)?;
     compare_multimap(out, tx, fresh, "contradictions", CONTRADICTIONS)?;
-    // A ledger written before receipts, opened read-only, has no receipts table: it holds
-    // no receipt, which the rebuilt table must agree with.
-    if tx.list_tables()?.any(|t| t.name() == "receipts") {
-        compare(out, tx, fresh, "receipts", RECEIPTS)?;
-    } else {
-        let rebuilt = entries(fresh, RECEIPTS)?;
-        merge(
-            out,
-            "receipts",
-            &[],
-            &rebuilt,
-            |x, y| x.cmp(y),
-            describe::<(&str, &str)>,
-        );
-    }
-    // Likewise a ledger written before places, with no place table: it holds no place.
-    if tx.list_tables()?.any(|t| t.name() == "places") {
-        compare(out, tx, fresh, "places", PLACES)?;
-    } else {
-        let rebuilt = entries(fresh, PLACES)?;
-        merge(
-            out,
-            "places",
-            &[],
-            &rebuilt,
-            |x, y| x.cmp(y),
-            describe::<[u8; 32]>,
-        );
-    }
+    // Tables added after the first ledgers: a ledger written before one of them, opened
+    // read-only, has none of it.
+    compare_added(out, tx, fresh, "receipts", RECEIPTS)?;
+    compare_added(out, tx, fresh, "places", PLACES)?;
+    compare_added(out, tx, fresh, "entries", ENTRIES)?;
     check_ledger_id(out, tx)?;
-    out.tables_compared = 21;
+    out.tables_compared = 22;
     // A ledger written before the recall index, and not opened for writing since, has none:
     // there is nothing to compare (its first open for writing builds it, section 10b).
     // Likewise one whose index is of an older layout (section 10b): it is rebuilt at the
@@ -225,7 +201,7 @@ fn compare_tables(
         )?;
         compare(out, tx, fresh, "terms", TERMS)?;
         compare(out, tx, fresh, "recall_stream_ids", RECALL_STREAM_IDS)?;
-        out.tables_compared = 25;
+        out.tables_compared = 26;
     }
     Ok(())
 }
@@ -371,6 +347,24 @@ where
     let a = expand(stored, report)?;
     let b = expand(rebuilt, report)?;
     merge(report, name, &a, &b, |x, y| K::compare(x, y), describe::<K>);
+    Ok(())
+}
+
+/// Compares a table added after the first ledgers: a ledger written before it, opened
+/// read-only, has no such table and holds nothing of it, which the rebuilt table must agree
+/// with.
+fn compare_added<K: Key + 'static, V: Value + 'static>(
+    report: &mut VerifyReport,
+    stored: &ReadTransaction,
+    rebuilt: &ReadTransaction,
+    name: &'static str,
+    def: TableDefinition<'static, K, V>,
+) -> Result<()> {
+    if stored.list_tables()?.any(|t| t.name() == name) {
+        return compare(report, stored, rebuilt, name, def);
+    }
+    let fresh = entries(rebuilt, def)?;
+    merge(report, name, &[], &fresh, |x, y| x.cmp(y), describe::<K>);
     Ok(())
 }
 

@@ -77,6 +77,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         RetirementWitness => 15,
         Classified => 16,
         Placed => 17,
+        Previous => 18,
     }
 }
 

@@ -253,28 +253,35 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             m.additional_kwargs["cairn_verdict"] = verdict.verdict_rid
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *preserved]}
 
+    def _judged(
+        self, event: CompactionEvent, summary: str, preserved: list[AnyMessage], messages: list[AnyMessage]
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """Proposes one summary: the state update when admitted, else the findings to send back."""
+        verdict = self._propose(event.covers, summary)
+        event.verdicts.append(verdict)
+        if not verdict.admitted:
+            return None, self._feedback(verdict)
+        event.outcome, event.summary = "admitted", summary
+        self._settled(event, messages)
+        return self._replace(summary, verdict, preserved), None
+
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         messages = state["messages"]
         cut = self._cut(messages)
         if cut is None:
             return None
         summarized, preserved, covers = cut
-        event = CompactionEvent("refused", covers, 0)
-        feedback = None
-        for _ in range(self.max_attempts):
+        event, feedback = CompactionEvent("refused", covers, 0), None
+        while event.attempts < self.max_attempts:
             event.attempts += 1
             try:
                 summary = self._ask(summarized, feedback)
             except Exception as e:  # the framework's own summary failure: keep the history
                 event.outcome, event.error = "failed", e
                 break
-            verdict = self._propose(covers, summary)
-            event.verdicts.append(verdict)
-            if verdict.admitted:
-                event.outcome, event.summary = "admitted", summary
-                self._settled(event, messages)
-                return self._replace(summary, verdict, preserved)
-            feedback = self._feedback(verdict)
+            update, feedback = self._judged(event, summary, preserved, messages)
+            if update is not None:
+                return update
         self._settled(event, messages)
         return None
 
@@ -284,21 +291,16 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         if cut is None:
             return None
         summarized, preserved, covers = cut
-        event = CompactionEvent("refused", covers, 0)
-        feedback = None
-        for _ in range(self.max_attempts):
+        event, feedback = CompactionEvent("refused", covers, 0), None
+        while event.attempts < self.max_attempts:
             event.attempts += 1
             try:
                 summary = await self._aask(summarized, feedback)
-            except Exception as e:
+            except Exception as e:  # the framework's own summary failure: keep the history
                 event.outcome, event.error = "failed", e
                 break
-            verdict = self._propose(covers, summary)
-            event.verdicts.append(verdict)
-            if verdict.admitted:
-                event.outcome, event.summary = "admitted", summary
-                self._settled(event, messages)
-                return self._replace(summary, verdict, preserved)
-            feedback = self._feedback(verdict)
+            update, feedback = self._judged(event, summary, preserved, messages)
+            if update is not None:
+                return update
         self._settled(event, messages)
         return None

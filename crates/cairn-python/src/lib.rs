@@ -12,6 +12,7 @@ use cairn::gate::{pin_of, sweep, unpinned_items, Gatekeeper, Policy};
 use cairn::import::{self, Format};
 use cairn::ingest::turns::{self, Refusal, Turn};
 use cairn::ingest::{export_line, line_result, parse_ref, resolve, LineError, Run};
+use cairn::memory::entries;
 use cairn::record::{Record, Rid};
 use cairn::score::Lexical;
 use cairn::{Error, ErrorKind, Ledger as Store, Read};
@@ -492,6 +493,116 @@ impl NativeLedger {
         })
     }
 
+    /// Puts a store entry (`value` JSON text, `None` deletes) as a new version over the key's
+    /// current one; the version written as JSON, or `None` for a delete of nothing.
+    #[pyo3(signature = (namespace, key, value, text, at))]
+    fn entry_put(
+        &self,
+        py: Python<'_>,
+        namespace: Vec<String>,
+        key: String,
+        value: Option<String>,
+        text: Option<String>,
+        at: u64,
+    ) -> PyResult<Option<String>> {
+        if namespace.is_empty() || key.is_empty() {
+            return Err(invalid(
+                "a store entry needs a namespace of at least one label and a key that is not empty",
+            ));
+        }
+        let open = self.open()?;
+        py.detach(|| {
+            let mut batch = open.store.batch().map_err(raise)?;
+            let put = entries::put(&mut batch, &namespace, &key, value, text, at).map_err(raise)?;
+            let Some((appended, entry)) = put else {
+                return Ok(None);
+            };
+            batch.commit().map_err(raise)?;
+            Ok(Some(entry_json(appended.rid, &entry).to_string()))
+        })
+    }
+
+    /// The current version of a store entry as JSON (a deletion's `value` is null), or `None`.
+    fn entry_get(
+        &self,
+        py: Python<'_>,
+        namespace: Vec<String>,
+        key: String,
+    ) -> PyResult<Option<String>> {
+        let open = self.open()?;
+        py.detach(|| {
+            let snap = open.store.snapshot().map_err(raise)?;
+            let found = entries::current(&snap, &namespace, &key).map_err(raise)?;
+            Ok(found.map(|(rid, e)| entry_json(rid, &e).to_string()))
+        })
+    }
+
+    /// Every version of a store entry, newest first.
+    fn entry_history(
+        &self,
+        py: Python<'_>,
+        namespace: Vec<String>,
+        key: String,
+    ) -> PyResult<Vec<String>> {
+        let open = self.open()?;
+        py.detach(|| {
+            let snap = open.store.snapshot().map_err(raise)?;
+            let all = entries::history(&snap, &namespace, &key).map_err(raise)?;
+            Ok(all
+                .iter()
+                .map(|(rid, e)| entry_json(*rid, e).to_string())
+                .collect())
+        })
+    }
+
+    /// The live entries under a namespace prefix: ranked by `query` as `recall` ranks (each
+    /// with its `score`), or all of them in (namespace, key) order without one.
+    #[pyo3(signature = (prefix, query, limit))]
+    fn entry_search(
+        &self,
+        py: Python<'_>,
+        prefix: Vec<String>,
+        query: Option<String>,
+        limit: usize,
+    ) -> PyResult<Vec<String>> {
+        let open = self.open()?;
+        py.detach(|| {
+            let snap = open.store.snapshot().map_err(raise)?;
+            match query {
+                Some(q) => {
+                    let path = cairn::record::Entry::path(&prefix);
+                    let found =
+                        cairn::memory::search_entries(&snap, &q, &path, limit).map_err(raise)?;
+                    Ok(found
+                        .iter()
+                        .map(|(rid, e, score)| {
+                            let mut v = entry_json(*rid, e);
+                            v["score"] = json!((score * 1e4).round() / 1e4);
+                            v.to_string()
+                        })
+                        .collect())
+                }
+                None => {
+                    let all = entries::list(&snap, &prefix).map_err(raise)?;
+                    Ok(all
+                        .iter()
+                        .take(limit)
+                        .map(|(rid, e)| entry_json(*rid, e).to_string())
+                        .collect())
+                }
+            }
+        })
+    }
+
+    /// Every namespace holding a live entry, in order.
+    fn entry_namespaces(&self, py: Python<'_>) -> PyResult<Vec<Vec<String>>> {
+        let open = self.open()?;
+        py.detach(|| {
+            let snap = open.store.snapshot().map_err(raise)?;
+            entries::namespaces(&snap).map_err(raise)
+        })
+    }
+
     /// One record as `cairn export` writes it, by rid or prefix.
     fn get(&self, py: Python<'_>, rid: String) -> PyResult<String> {
         let open = self.open()?;
@@ -506,6 +617,15 @@ impl NativeLedger {
             Ok(export_line(index, rid, &record).to_string())
         })
     }
+}
+
+/// A store entry's version as JSON: its rid, namespace, key, value (JSON text, null for a
+/// deletion), previous version, and times.
+fn entry_json(rid: Rid, e: &cairn::record::Entry) -> Value {
+    json!({
+        "rid": rid.to_hex(), "namespace": e.namespace, "key": e.key, "value": e.value,
+        "previous": e.previous.map(|p| p.to_hex()), "created": e.created, "at": e.at,
+    })
 }
 
 /// A turn as Python passes it.

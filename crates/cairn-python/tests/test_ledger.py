@@ -124,7 +124,8 @@ def test_reads_give_typed_objects_equal_to_the_clis_json(db, cairn_bin):
     assert report.ok and report.records == len(ledger)
     record = ledger.get(v.rid[:12])
     assert record.kind == "summary" and record.rid == v.rid
-    assert ledger.checkpoint().startswith(ledger.checkpoint().split("\n")[0])
+    origin, size, root = ledger.checkpoint().splitlines()
+    assert origin.startswith("cairn/ledger/") and int(size) == len(ledger) and len(root) == 44
     gates = ledger.gates()
     # The CLI reads the same ledger once the Python handle is gone.
     expected = {
@@ -240,3 +241,10 @@ def test_an_import_reads_an_agents_log_as_the_cli_does(tmp_path, cairn_bin):
     assert json.loads(report.to_json()) == want
     with pytest.raises(cairn.InvalidInput, match="cannot import"):
         ledger.import_log(tmp_path / "missing.jsonl", "claude-code")
+
+
+def test_the_packages_own_example_runs():
+    import doctest
+
+    result = doctest.testmod(cairn)
+    assert result.attempted >= 5 and result.failed == 0

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds the Python package into a virtual environment with `maturin develop` (sharing the
+# workspace's target/) and runs its pytest suite. The environment is target/python-venv (or
+# CAIRN_VENV); the CLI the tests compare against is target/debug/cairn (or CAIRN_BIN).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$here/../.." && pwd)
+venv=${CAIRN_VENV:-$root/target/python-venv}
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/tests/requirements.txt"
+if [ -z "${CAIRN_BIN:-}" ] && [ ! -x "$root/target/debug/cairn" ]; then
+  cargo build -q -p cairn-cli
+fi
+(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target" maturin develop -q)
+"$venv/bin/python" -m pytest -q "$here/tests" "$@"

@@ -1,0 +1,218 @@
+//! An application's store in the ledger (SPEC.md section 10d): versions appended over the
+//! current one, tombstones, history, search by recall's ranking, and nothing in an agent's
+//! context or recall.
+
+use cairn::gate::Gatekeeper;
+use cairn::ingest::{apply_line, export_line};
+use cairn::memory::{entries, recall, search_entries};
+use cairn::record::Entry;
+use cairn::{ErrorKind, Ledger};
+
+fn ns(labels: &[&str]) -> Vec<String> {
+    labels.iter().map(|l| l.to_string()).collect()
+}
+
+fn put(ledger: &Ledger, labels: &[&str], key: &str, value: Option<&str>, at: u64) -> Option<Entry> {
+    let mut b = ledger.batch().unwrap();
+    let text = value.map(|v| v.trim_matches(|c| c == '"').to_string());
+    let put = entries::put(
+        &mut b,
+        &ns(labels),
+        key,
+        value.map(str::to_string),
+        text,
+        at,
+    )
+    .unwrap();
+    b.commit().unwrap();
+    put.map(|(_, e)| e)
+}
+
+#[test]
+fn a_put_appends_a_version_over_the_current_one_and_the_history_stays() {
+    let ledger = Ledger::in_memory().unwrap();
+    let first = put(
+        &ledger,
+        &["users", "u1"],
+        "prefs",
+        Some(r#""dark mode""#),
+        1_000,
+    )
+    .unwrap();
+    assert_eq!(
+        (first.previous, first.created, first.at),
+        (None, 1_000, 1_000)
+    );
+    let second = put(
+        &ledger,
+        &["users", "u1"],
+        "prefs",
+        Some(r#""light mode""#),
+        2_000,
+    )
+    .unwrap();
+    assert!(second.previous.is_some());
+    assert_eq!(
+        second.created, 1_000,
+        "a key keeps the time it was first put"
+    );
+    // The same value again is a new version, not the first one met again.
+    let third = put(
+        &ledger,
+        &["users", "u1"],
+        "prefs",
+        Some(r#""dark mode""#),
+        3_000,
+    )
+    .unwrap();
+    assert_ne!(third.previous, first.previous);
+    let snap = ledger.snapshot().unwrap();
+    let history = entries::history(&snap, &ns(&["users", "u1"]), "prefs").unwrap();
+    let values: Vec<_> = history
+        .iter()
+        .map(|(_, e)| e.value.clone().unwrap())
+        .collect();
+    assert_eq!(
+        values,
+        [r#""dark mode""#, r#""light mode""#, r#""dark mode""#]
+    );
+    assert!(ledger.verify().unwrap().ok());
+}
+
+#[test]
+fn a_put_over_a_stale_version_is_refused_and_over_the_current_one_admitted() {
+    let ledger = Ledger::in_memory().unwrap();
+    put(&ledger, &["docs"], "a", Some("1"), 1).unwrap();
+    let stale = entries::current(&ledger.snapshot().unwrap(), &ns(&["docs"]), "a")
+        .unwrap()
+        .unwrap();
+    put(&ledger, &["docs"], "a", Some("2"), 2).unwrap();
+    // A writer that read the first version and puts over it forks nothing: refused.
+    let mut b = ledger.batch().unwrap();
+    let fork = Entry {
+        namespace: ns(&["docs"]),
+        key: "a".into(),
+        value: Some("3".into()),
+        text: None,
+        previous: Some(stale.0),
+        created: 1,
+        at: 3,
+    };
+    let e = b.append(fork.clone()).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Invalid { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("must name the key's current version"),
+        "{e}"
+    );
+    drop(b);
+    // The near miss: the same put over the current version.
+    let current = entries::current(&ledger.snapshot().unwrap(), &ns(&["docs"]), "a")
+        .unwrap()
+        .unwrap();
+    let mut b = ledger.batch().unwrap();
+    b.append(Entry {
+        previous: Some(current.0),
+        ..fork
+    })
+    .unwrap();
+    b.commit().unwrap();
+}
+
+#[test]
+fn a_delete_is_a_tombstone_and_a_delete_of_nothing_appends_nothing() {
+    let ledger = Ledger::in_memory().unwrap();
+    assert!(put(&ledger, &["docs"], "a", None, 1).is_none());
+    assert_eq!(ledger.len().unwrap(), 0);
+    put(&ledger, &["docs"], "a", Some(r#""draft""#), 2).unwrap();
+    let gone = put(&ledger, &["docs"], "a", None, 3).unwrap();
+    assert_eq!((gone.value, gone.text), (None, None));
+    assert_eq!(ledger.len().unwrap(), 2);
+    let snap = ledger.snapshot().unwrap();
+    assert!(entries::list(&snap, &ns(&["docs"])).unwrap().is_empty());
+    assert!(entries::namespaces(&snap).unwrap().is_empty());
+    assert_eq!(
+        entries::history(&snap, &ns(&["docs"]), "a").unwrap().len(),
+        2
+    );
+    drop(snap);
+    // Put again after a deletion: the key starts anew.
+    let again = put(&ledger, &["docs"], "a", Some(r#""second""#), 4).unwrap();
+    assert_eq!(again.created, 4);
+}
+
+#[test]
+fn search_ranks_current_versions_under_a_prefix_and_an_agents_recall_never_sees_them() {
+    let ledger = Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let line = r#"{"kind":"span","stream":"agent","turn":0,"role":"user","text":"we prefer dark mode in the editor"}"#;
+    apply_line(&mut b, &Gatekeeper::default(), 1, line.as_bytes()).unwrap();
+    b.commit().unwrap();
+    put(
+        &ledger,
+        &["mem", "u1"],
+        "a",
+        Some(r#""dark mode preferred""#),
+        1,
+    );
+    put(&ledger, &["mem", "u2"], "b", Some(r#""dark chocolate""#), 2);
+    let snap = ledger.snapshot().unwrap();
+    let path = Entry::path(&ns(&["mem"]));
+    let found = search_entries(&snap, "dark mode", &path, 10).unwrap();
+    let keys: Vec<&str> = found.iter().map(|(_, e, _)| e.key.as_str()).collect();
+    assert_eq!(keys, ["a", "b"]);
+    let under_u2 = search_entries(&snap, "dark", &Entry::path(&ns(&["mem", "u2"])), 10).unwrap();
+    assert_eq!(under_u2.len(), 1);
+    let kinds: Vec<_> = (recall(&snap, "dark mode", None, 10).unwrap().hits)
+        .iter()
+        .map(|h| h.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [cairn::record::Kind::Span],
+        "entries stay out of an agent's recall"
+    );
+    drop(snap);
+    // A replaced text is no longer an answer.
+    put(&ledger, &["mem", "u1"], "a", Some(r#""light themes""#), 3);
+    let snap = ledger.snapshot().unwrap();
+    let found = search_entries(&snap, "mode", &path, 10).unwrap();
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn an_exported_entry_ingests_back_with_the_same_rid_and_a_stream_may_not_begin_with_nul() {
+    let ledger = Ledger::in_memory().unwrap();
+    put(&ledger, &["a"], "k", Some("1"), 1).unwrap();
+    put(&ledger, &["a"], "k", Some("2"), 2).unwrap();
+    let mut lines = Vec::new();
+    ledger
+        .snapshot()
+        .unwrap()
+        .for_each(|i, rid, r| {
+            lines.push(export_line(i, rid, &r).to_string());
+            Ok(())
+        })
+        .unwrap();
+    let copy = Ledger::in_memory().unwrap();
+    let mut b = copy.batch().unwrap();
+    for (i, line) in lines.iter().enumerate() {
+        let r = apply_line(
+            &mut b,
+            &Gatekeeper::default(),
+            i as u64 + 1,
+            line.as_bytes(),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(line.contains(&r.rid.to_hex()));
+    }
+    b.commit().unwrap();
+    assert!(copy.verify().unwrap().ok());
+    let mut b = copy.batch().unwrap();
+    let bad = r#"{"kind":"span","stream":"\u0000entries","turn":0,"role":"user","text":"x"}"#;
+    let e = apply_line(&mut b, &Gatekeeper::default(), 1, bad.as_bytes()).unwrap_err();
+    assert!(e.message.contains("may not begin with U+0000"), "{e}");
+    let near = r#"{"kind":"span","stream":"entries","turn":0,"role":"user","text":"x"}"#;
+    apply_line(&mut b, &Gatekeeper::default(), 1, near.as_bytes()).unwrap();
+}
