@@ -4,7 +4,8 @@
 //! time of an append (a line without a gate) and of a gate (a summary or an action) in
 //! microseconds, as one JSON line.
 //!
-//! `cargo bench -p cairn-bench --bench calls -- LINES.jsonl`
+//! `cargo bench -p cairn-bench --bench calls -- LINES.jsonl [--memory]`: with `--memory`, on an
+//! in-memory ledger, so that the figure is the work of the call without the disk's sync.
 
 use cairn::gate::Gatekeeper;
 use cairn::ingest::Run;
@@ -39,7 +40,12 @@ fn main() {
         }
     };
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let ledger = Ledger::open(dir.path().join("calls.redb")).expect("a new ledger");
+    let ledger = if std::env::args().any(|a| a == "--memory") {
+        Ledger::in_memory()
+    } else {
+        Ledger::open(dir.path().join("calls.redb"))
+    }
+    .expect("a new ledger");
     let gate = Gatekeeper::default();
     let (mut appends, mut gates) = (Vec::new(), Vec::new());
     for (i, line) in text.lines().enumerate() {

@@ -36,31 +36,40 @@ for i in range(200):
 for i in range(200):
     lines.append({"kind": "action", "stream": "bench", "text": f"systemctl restart service-{i}", "irreversible": False, "relies_on": []})
 
-with tempfile.TemporaryDirectory() as d:
-    path = pathlib.Path(d) / "lines.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    rust = subprocess.run(
-        ["cargo", "bench", "-q", "-p", "cairn-bench", "--bench", "calls", "--", str(path)],
-        capture_output=True, text=True, check=True,
-    )
-    by_rust = json.loads(rust.stdout.strip().splitlines()[-1])
-    ledger = cairn.Ledger(pathlib.Path(d) / "py.redb")
-    appends: list[float] = []
-    gates: list[float] = []
-    for x in lines:
-        started = time.perf_counter()
-        r = ledger.append(x)
-        took = (time.perf_counter() - started) * 1e6
-        (gates if isinstance(r, cairn.Verdict) else appends).append(took)
 
 
 def mean(v: list[float]) -> float:
     return sum(v) / len(v)
 
 
-print(f"{'call':<8} {'Rust us':>10} {'Python us':>10} {'added us':>10}")
-for name, rust_us, py in [("append", by_rust["append_us"], appends), ("gate", by_rust["gate_us"], gates)]:
-    print(f"{name:<8} {rust_us:>10.1f} {mean(py):>10.1f} {mean(py) - rust_us:>10.1f}")
-print(json.dumps({"append_rust_us": round(by_rust["append_us"], 1), "append_python_us": round(mean(appends), 1),
-                  "gate_rust_us": round(by_rust["gate_us"], 1), "gate_python_us": round(mean(gates), 1),
-                  "appends": len(appends), "gates": len(gates)}))
+def run(memory: bool) -> dict:
+    with tempfile.TemporaryDirectory() as d:
+        path = pathlib.Path(d) / "lines.jsonl"
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        rust = subprocess.run(
+            ["cargo", "bench", "-q", "-p", "cairn-bench", "--bench", "calls", "--", str(path)] + (["--memory"] if memory else []),
+            capture_output=True, text=True, check=True,
+        )
+        by_rust = json.loads(rust.stdout.strip().splitlines()[-1])
+        ledger = cairn.Ledger.in_memory() if memory else cairn.Ledger(pathlib.Path(d) / "py.redb")
+        appends: list[float] = []
+        gates: list[float] = []
+        for x in lines:
+            started = time.perf_counter()
+            r = ledger.append(x)
+            took = (time.perf_counter() - started) * 1e6
+            (gates if isinstance(r, cairn.Verdict) else appends).append(took)
+    return {"append_rust_us": round(by_rust["append_us"], 1), "append_python_us": round(mean(appends), 1),
+            "gate_rust_us": round(by_rust["gate_us"], 1), "gate_python_us": round(mean(gates), 1),
+            "appends": len(appends), "gates": len(gates)}
+
+
+print(f"{'ledger':<8} {'call':<8} {'Rust us':>10} {'Python us':>10} {'added us':>10}")
+figures = {}
+for memory in (True, False):
+    where = "memory" if memory else "file"
+    f = figures[where] = run(memory)
+    for call in ("append", "gate"):
+        rust_us, py_us = f[f"{call}_rust_us"], f[f"{call}_python_us"]
+        print(f"{where:<8} {call:<8} {rust_us:>10.1f} {py_us:>10.1f} {py_us - rust_us:>10.1f}")
+print(json.dumps(figures))
