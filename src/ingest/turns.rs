@@ -53,6 +53,14 @@ pub enum Refusal {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A write-once thing holds other content: the idempotency key was used with other turns,
+    /// or a turn's number holds another text. Named by its field, with the sentence.
+    Conflict {
+        /// The field at fault.
+        field: String,
+        /// What is held, and what to do.
+        message: String,
+    },
     /// The ledger failed.
     Ledger(Error),
     /// The ledger is damaged: what was found, and the way out.
@@ -68,7 +76,9 @@ impl From<Error> for Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::Argument { field, message } => write!(f, "argument {field}: {message}"),
+            Refusal::Argument { field, message } | Refusal::Conflict { field, message } => {
+                write!(f, "argument {field}: {message}")
+            }
             Refusal::Ledger(e) => e.fmt(f),
             Refusal::Damaged(message) => f.write_str(message),
         }
@@ -180,10 +190,17 @@ fn at(e: LineError, i: usize) -> Refusal {
     if e.integrity {
         return Refusal::Damaged(e.message);
     }
-    match e.field {
-        Some(f) => argument(format!("turns[{i}].{f}"), e.message),
-        None => argument(format!("turns[{i}]"), e.message),
+    let field = match e.field {
+        Some(f) => format!("turns[{i}].{f}"),
+        None => format!("turns[{i}]"),
+    };
+    if e.conflict {
+        return Refusal::Conflict {
+            field,
+            message: e.message,
+        };
     }
+    argument(field, e.message)
 }
 
 /// The answer a call with an idempotency key already got, from its receipt: each turn's number
@@ -204,10 +221,10 @@ fn replay_receipt(
         )));
     };
     if receipt.payload != payload {
-        return Err(argument(
-            "idempotency_key",
-            format!("{key:?} was used by an earlier call to stream {stream} with other turns (receipt {rid}); a key names one call, so give this call a new key"),
-        ));
+        return Err(Refusal::Conflict {
+            field: "idempotency_key".to_string(),
+            message: format!("{key:?} was used by an earlier call to stream {stream} with other turns (receipt {rid}); a key names one call, so give this call a new key"),
+        });
     }
     let mut turns = Vec::new();
     for span in &receipt.spans {

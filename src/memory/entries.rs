@@ -2,11 +2,13 @@
 //! namespaces, as LangGraph's `BaseStore` keeps them. A put appends a new version that names the
 //! one it replaces; a delete appends a tombstone; nothing is overwritten, so a key's history
 //! stays. Entries are records of their own kind, in no stream: an agent's `context` and
-//! `recall` never show them, only [`search_entries`](super::search_entries).
+//! `recall` never show them, only [`search`].
 
 use crate::error::{ErrorKind, Result};
 use crate::record::{Entry, Kind, Record, Rid, NAMESPACE_SEPARATOR};
 use crate::store::{Appended, Batch, Read};
+use crate::text::terms::{idf, occurrences, terms, weight};
+use std::collections::HashMap;
 
 /// The most versions [`history`] walks back.
 pub const MAX_HISTORY: usize = 10_000;
@@ -111,4 +113,48 @@ pub fn namespaces<R: Read>(read: &R) -> Result<Vec<Vec<String>>> {
         }
     }
     Ok(out)
+}
+
+/// The live entries under the namespace `prefix` whose searchable text matches `query`, best
+/// first, each with its score: BM25 as `recall` scores (its term weights, `idf` over the live
+/// entries under the prefix), exact: every live entry under the prefix is read and scored, so
+/// no entry that matches is missed however many versions or entries there are. Among equal
+/// scores the later put first. At most `limit`.
+pub fn search<R: Read>(
+    read: &R,
+    query: &str,
+    prefix: &[String],
+    limit: usize,
+) -> Result<Vec<(Rid, Entry, f64)>> {
+    let asked: Vec<String> = terms(query).0.into_iter().map(|(t, _)| t).collect();
+    if asked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
+    let mut counted = Vec::new();
+    let mut df: HashMap<usize, u64> = HashMap::new();
+    let mut texts = 0u64;
+    for (rid, e) in list(read, prefix)? {
+        let Some(text) = &e.text else { continue };
+        texts += 1;
+        let (tf, len) = occurrences(text, &asked);
+        for (i, _) in tf.iter().enumerate().filter(|(_, n)| **n > 0) {
+            *df.entry(i).or_default() += 1;
+        }
+        if tf.iter().any(|n| *n > 0) {
+            counted.push((rid, e, tf, len));
+        }
+    }
+    let mut scored: Vec<(Rid, Entry, f64)> = (counted.into_iter())
+        .map(|(rid, e, tf, len)| {
+            let score = (tf.iter().enumerate())
+                .filter(|(_, n)| **n > 0)
+                .map(|(i, n)| idf(texts, df[&i]) * weight(*n, len))
+                .sum::<f64>();
+            (rid, e, score)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.2.total_cmp(&a.2).then(b.1.at.cmp(&a.1.at)));
+    scored.truncate(limit);
+    Ok(scored)
 }

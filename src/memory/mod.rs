@@ -10,7 +10,7 @@
 pub mod entries;
 mod recall;
 
-pub use recall::{recall, search_entries, Hit, Recall, MAX_LIMIT, POSTINGS_READ, RESCORED};
+pub use recall::{recall, Hit, Recall, MAX_LIMIT, POSTINGS_READ, RESCORED};
 
 use crate::error::Result;
 use crate::record::{Gate, Origin, PinClass, Record, Rid, Role, Status};

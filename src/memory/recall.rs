@@ -12,8 +12,8 @@
 //! them.
 
 use crate::error::{ErrorKind, Result};
-use crate::record::{Entry, Kind, Origin, Record, Rid, Role, Status};
-use crate::store::{Read, ENTRY_STREAM};
+use crate::record::{Kind, Origin, Record, Rid, Role, Status};
+use crate::store::Read;
 use crate::text::terms::{dequantize, idf, occurrences, terms, weight, K1};
 use crate::text::Fnv;
 use std::collections::HashMap;
@@ -95,69 +95,6 @@ pub fn recall<R: Read>(
         },
         None => None,
     };
-    // An agent's memory is its spans and claims: a store's entries are searched on their own.
-    let scored = ranked(read, query, scope, limit, |record| match record {
-        Record::Span(s) => Some(&s.text),
-        Record::Claim(c) => Some(&c.text),
-        _ => None,
-    })?;
-    let mut hits = Vec::with_capacity(scored.len());
-    for (_, score, rid, record) in scored {
-        hits.push(hit(read, rid, record, score)?);
-    }
-    Ok(Recall {
-        query: query.to_string(),
-        stream: stream.map(str::to_string),
-        hits,
-    })
-}
-
-/// The current versions of a store's entries (SPEC.md section 10d) under the namespace path
-/// `prefix` that best match `query`, at most `limit`, best first, ranked as `recall` ranks:
-/// each with its score.
-pub fn search_entries<R: Read>(
-    read: &R,
-    query: &str,
-    prefix: &str,
-    limit: usize,
-) -> Result<Vec<(Rid, Entry, f64)>> {
-    if !read.has_recall_index()? {
-        return Err(ErrorKind::NoRecallIndex.into());
-    }
-    let Some(scope) = read.recall_stream(ENTRY_STREAM)? else {
-        return Ok(Vec::new());
-    };
-    let limit = limit.min(MAX_LIMIT);
-    // Older versions stay indexed; only a key's current version, under the prefix, is an
-    // answer. Candidates are read for the widest answer, then narrowed.
-    let scored = ranked(read, query, Some(scope), MAX_LIMIT, |record| match record {
-        Record::Entry(e) => e.text.as_ref(),
-        _ => None,
-    })?;
-    let mut out = Vec::new();
-    for (_, score, rid, record) in scored {
-        let Record::Entry(e) = record else { continue };
-        let path = Entry::path(&e.namespace);
-        if path.starts_with(prefix) && read.entry(&path, &e.key)? == Some(rid) {
-            out.push((rid, e, score));
-            if out.len() == limit {
-                break;
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// The records of `scope` (one index stream, or all) whose text (`text_of`, `None` for a record
-/// not searched) best matches `query`: (log index, score, rid, record), best first, at most
-/// `limit`; among equal scores the newer first.
-fn ranked<R: Read>(
-    read: &R,
-    query: &str,
-    scope: Option<u32>,
-    limit: usize,
-    text_of: impl Fn(&Record) -> Option<&String>,
-) -> Result<Vec<(u64, f64, Rid, Record)>> {
     let texts = read.recall_term("")?.map_or(0, |(_, n)| n);
     let mut weights: Vec<(String, u32, f64)> = Vec::new();
     let mut dfs: HashMap<u32, u64, BuildHasherDefault<Fnv>> = HashMap::default();
@@ -221,8 +158,10 @@ fn ranked<R: Read>(
             }
             .into());
         };
-        let Some(text) = text_of(&record) else {
-            continue;
+        let text = match &record {
+            Record::Span(s) => &s.text,
+            Record::Claim(c) => &c.text,
+            _ => continue,
         };
         // A query term the terms table does not know cannot be in an indexed text: one that is
         // means the terms table lost it.
@@ -242,7 +181,15 @@ fn ranked<R: Read>(
     }
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
     scored.truncate(limit);
-    Ok(scored)
+    let mut hits = Vec::with_capacity(scored.len());
+    for (_, score, rid, record) in scored {
+        hits.push(hit(read, rid, record, score)?);
+    }
+    Ok(Recall {
+        query: query.to_string(),
+        stream: stream.map(str::to_string),
+        hits,
+    })
 }
 
 /// A matching record with its standing.

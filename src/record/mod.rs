@@ -485,7 +485,7 @@ pub struct Entry {
     /// The namespace's labels, outermost first: at least one, none empty, none holding
     /// [`NAMESPACE_SEPARATOR`].
     pub namespace: Vec<String>,
-    /// The key within the namespace, not empty.
+    /// The key within the namespace.
     pub key: String,
     /// The value, as JSON text; `None` deletes the entry.
     pub value: Option<String>,
@@ -886,8 +886,6 @@ impl Record {
                     .any(|l| l.is_empty() || l.contains(NAMESPACE_SEPARATOR))
                 {
                     Some("a `namespace` label is empty or holds the character U+001F".to_string())
-                } else if e.key.is_empty() {
-                    Some("`key` is empty".to_string())
                 } else if e.value.is_none() && e.text.is_some() {
                     Some("a deletion (no `value`) has no `text` to search".to_string())
                 } else if e.created > e.at {

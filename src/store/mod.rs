@@ -11,7 +11,6 @@ pub(crate) use read::sealed::Sealed;
 use read::SnapshotTx;
 pub(crate) use read::{missing, Trusted};
 pub use read::{Read, Standing};
-pub use recall::ENTRY_STREAM;
 pub use tables::{classify, Facts, Item, StreamState};
 pub use verify::{Discrepancy, VerifyReport};
 
@@ -971,14 +970,6 @@ impl Batch {
     }
 
     fn check_unique(&self, record: &Record) -> Result<()> {
-        // The recall index files store entries under a name no stream may take.
-        if record.stream().is_some_and(|s| s.starts_with('\0')) {
-            return Err(ErrorKind::Invalid {
-                kind: record.kind(),
-                reason: "a stream's name may not begin with U+0000, which cairn keeps for itself; name the stream otherwise".to_string(),
-            }
-            .into());
-        }
         match record {
             Record::Span(s) => {
                 if let Some(existing) = self.turn(&s.stream, s.turn)? {

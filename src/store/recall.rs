@@ -23,12 +23,6 @@ use std::collections::HashMap;
 /// transaction stays in bounded memory.
 pub(super) const FLUSH_AT: usize = 200_000;
 
-/// The name the index files store entries' texts under (SPEC.md section 10d): no stream can
-/// have it (a stream's name is what a span line gives, and the CLI and tools name streams the
-/// streams table holds), so an agent's `recall` of one stream never meets an entry, and
-/// `recall` over all streams skips them.
-pub const ENTRY_STREAM: &str = "\u{0}entries";
-
 /// The band of a quantised weight: sixteen bands over its range. Postings are keyed by band,
 /// not by weight, so that a batch's postings of a term land at the end of a few bands (the
 /// log index grows) instead of all over the term's list: a batch writes near as many B-tree
@@ -66,11 +60,8 @@ impl Pending {
     /// Gathers the postings of a span's or a claim's text; other records have none.
     pub(super) fn add(&mut self, record: &Record, index: u64) {
         let (stream, text) = match record {
-            Record::Span(s) => (s.stream.as_str(), &s.text),
-            Record::Claim(c) => (c.stream.as_str(), &c.text),
-            Record::Entry(crate::record::Entry {
-                text: Some(text), ..
-            }) => (ENTRY_STREAM, text),
+            Record::Span(s) => (&s.stream, &s.text),
+            Record::Claim(c) => (&c.stream, &c.text),
             _ => return,
         };
         let s = number(&mut self.streams, &mut self.stream_numbers, stream);

@@ -493,7 +493,9 @@ impl Failed {
 /// failure an internal error.
 fn refused(r: turns::Refusal) -> ErrorData {
     match r {
-        turns::Refusal::Argument { .. } => ErrorData::invalid_params(r.to_string(), None),
+        turns::Refusal::Argument { .. } | turns::Refusal::Conflict { .. } => {
+            ErrorData::invalid_params(r.to_string(), None)
+        }
         turns::Refusal::Ledger(e) => internal(e),
         turns::Refusal::Damaged(message) => ErrorData::internal_error(message, None),
     }

@@ -85,7 +85,8 @@ fn raise(e: Error) -> PyErr {
         | ErrorKind::Link { .. }
         | ErrorKind::TooLarge { .. }
         | ErrorKind::TooManyLinks { .. }
-        | ErrorKind::Policy(_) => InvalidInput::new_err(message),
+        | ErrorKind::Policy(_)
+        | ErrorKind::Io { .. } => InvalidInput::new_err(message),
         _ => CairnError::new_err(message),
     }
 }
@@ -107,9 +108,7 @@ fn line_error(e: LineError) -> PyErr {
 
 fn refusal(r: Refusal) -> PyErr {
     match r {
-        Refusal::Argument { field, message } if field == "idempotency_key" => {
-            Conflict::new_err(format!("argument {field}: {message}"))
-        }
+        r @ Refusal::Conflict { .. } => Conflict::new_err(r.to_string()),
         r @ Refusal::Argument { .. } => InvalidInput::new_err(r.to_string()),
         Refusal::Ledger(e) => raise(e),
         Refusal::Damaged(message) => LedgerDamaged::new_err(message),
@@ -129,6 +128,8 @@ struct Open {
     policy: Option<PathBuf>,
     /// The process that opened it: a forked child must open its own.
     pid: u32,
+    /// Whether it lives in memory, with no file.
+    memory: bool,
 }
 
 impl Open {
@@ -173,6 +174,12 @@ impl NativeLedger {
     /// The ledger, or a clear error in a child process forked after it was opened: redb's
     /// file handle and lock belong to the parent.
     fn open(&self) -> PyResult<&Open> {
+        if std::process::id() != self.open.pid && self.open.memory {
+            return Err(LedgerBusy::new_err(format!(
+                "this in-memory ledger belongs to process {}, and this process is a fork of it; a ledger in memory does not cross a fork, so make one in this process",
+                self.open.pid
+            )));
+        }
         if std::process::id() != self.open.pid {
             return Err(LedgerBusy::new_err(format!(
                 "this ledger handle ({}) was opened in process {} and this process is a fork of it; open the ledger again in this process (cairn.Ledger(path)) once the parent has closed it, or share it through the parent",
@@ -208,6 +215,7 @@ impl NativeLedger {
                     gate: Mutex::new(gate),
                     policy,
                     pid: std::process::id(),
+                    memory: true,
                 }),
             });
         };
@@ -243,15 +251,25 @@ impl NativeLedger {
             gate: Mutex::new(gate),
             policy,
             pid: std::process::id(),
+            memory: false,
         });
         open.insert(key, Arc::downgrade(&handle));
         Ok(NativeLedger { open: handle })
     }
 
-    /// The ledger's file path (empty in memory).
+    /// The ledger's file path; `None` in memory.
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.open.store.path().to_path_buf()
+    fn path(&self) -> Option<PathBuf> {
+        (!self.open.memory).then(|| self.open.store.path().to_path_buf())
+    }
+
+    /// Whether the ledger holds a stream of this name (a span or a summary in it).
+    fn has_stream(&self, py: Python<'_>, stream: String) -> PyResult<bool> {
+        let open = self.open()?;
+        py.detach(|| {
+            let snap = open.store.snapshot().map_err(raise)?;
+            Ok(snap.streams().map_err(raise)?.contains(&stream))
+        })
     }
 
     /// The number of records in the log.
@@ -293,8 +311,15 @@ impl NativeLedger {
         turns: String,
         idempotency_key: Option<String>,
     ) -> PyResult<String> {
-        let turns: Vec<TurnArg> =
-            serde_json::from_str(&turns).map_err(|e| invalid(format!("argument turns: {e}")))?;
+        let mut read = serde_json::Deserializer::from_str(&turns);
+        let turns: Vec<TurnArg> = serde_path_to_error::deserialize(&mut read).map_err(|e| {
+            // serde's position in the JSON the package wrote means nothing to the caller.
+            let message = e.inner().to_string();
+            let message = message.split(" at line ").next().unwrap_or_default();
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            invalid(format!("argument turns{path}: {message}"))
+        })?;
         let turns: Vec<Turn> = turns.into_iter().map(TurnArg::into_turn).collect();
         let open = self.open()?;
         let (recorded, replayed) = py
@@ -505,9 +530,9 @@ impl NativeLedger {
         text: Option<String>,
         at: u64,
     ) -> PyResult<Option<String>> {
-        if namespace.is_empty() || key.is_empty() {
+        if namespace.is_empty() {
             return Err(invalid(
-                "a store entry needs a namespace of at least one label and a key that is not empty",
+                "a store entry needs a namespace of at least one label",
             ));
         }
         let open = self.open()?;
@@ -570,9 +595,7 @@ impl NativeLedger {
             let snap = open.store.snapshot().map_err(raise)?;
             match query {
                 Some(q) => {
-                    let path = cairn::record::Entry::path(&prefix);
-                    let found =
-                        cairn::memory::search_entries(&snap, &q, &path, limit).map_err(raise)?;
+                    let found = entries::search(&snap, &q, &prefix, limit).map_err(raise)?;
                     Ok(found
                         .iter()
                         .map(|(rid, e, score)| {
@@ -603,13 +626,15 @@ impl NativeLedger {
         })
     }
 
-    /// One record as `cairn export` writes it, by rid or prefix.
-    fn get(&self, py: Python<'_>, rid: String) -> PyResult<String> {
+    /// One record as `cairn export` writes it: by rid or prefix, or turn:N or prior:N with
+    /// `stream`.
+    #[pyo3(signature = (rid, stream=None))]
+    fn get(&self, py: Python<'_>, rid: String, stream: Option<String>) -> PyResult<String> {
         let open = self.open()?;
         py.detach(|| {
             let snap = open.store.snapshot().map_err(raise)?;
             let r = parse_ref(&rid).map_err(|e| raise(e.into()))?;
-            let rid: Rid = resolve(&snap, None, &r).map_err(raise)?[0];
+            let rid: Rid = resolve(&snap, stream.as_deref(), &r).map_err(raise)?[0];
             let record = snap.get(&rid).map_err(raise)?.ok_or_else(|| {
                 NotFound::new_err(format!("no record in the ledger has rid {rid}"))
             })?;
@@ -678,12 +703,19 @@ impl Failed {
 fn _cairn(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<NativeLedger>()?;
-    m.add("CairnError", py.get_type::<CairnError>())?;
-    m.add("InvalidInput", py.get_type::<InvalidInput>())?;
-    m.add("NotFound", py.get_type::<NotFound>())?;
-    m.add("Conflict", py.get_type::<Conflict>())?;
-    m.add("LedgerBusy", py.get_type::<LedgerBusy>())?;
-    m.add("LedgerDamaged", py.get_type::<LedgerDamaged>())?;
+    // The errors are the package's: `cairn.CairnError`, which is where pickle finds them again
+    // (an error crossing to another process, as multiprocessing sends it).
+    for (name, class) in [
+        ("CairnError", py.get_type::<CairnError>()),
+        ("InvalidInput", py.get_type::<InvalidInput>()),
+        ("NotFound", py.get_type::<NotFound>()),
+        ("Conflict", py.get_type::<Conflict>()),
+        ("LedgerBusy", py.get_type::<LedgerBusy>()),
+        ("LedgerDamaged", py.get_type::<LedgerDamaged>()),
+    ] {
+        class.setattr("__module__", "cairn")?;
+        m.add(name, class)?;
+    }
     m.add("DEFAULT_BUDGET", 4000)?;
     Ok(())
 }

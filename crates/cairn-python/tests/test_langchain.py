@@ -16,7 +16,7 @@ HISTORY = [
     ("user", "We are still on libfoo 2.3.1, do not bump it. Please add request timeouts to the client."),
     ("assistant", "I will add a 30 second timeout to the HTTP client in src/client.rs."),
     ("user", "Run the tests."),
-    ("assistant", "cargo test: test result: ok. 148 passed; 0 failed. The timeout is in place and the tests pass."),
+    ("assistant", "cargo test: test result: ok. 148 passed. The timeout is in place and the tests pass."),
     ("user", "Good. Now also log each retry."),
 ]
 FAITHFUL = "We are still on libfoo 2.3.1 and must not bump it. A 30 second timeout was added to the HTTP client in src/client.rs, and the tests pass."
@@ -143,3 +143,46 @@ def test_the_async_path_judges_alike():
     update = asyncio.run(mw.abefore_model({"messages": messages()}, None))
     assert update is not None and update["messages"][1].text.endswith(FAITHFUL)
     assert [v.admitted for v in mw.events[0].verdicts] == [False, True]
+
+
+def test_a_new_middleware_on_the_same_ledger_compacts_again_after_an_admitted_compaction():
+    ledger = cairn.Ledger.in_memory()
+    first = middleware(ledger, [FAITHFUL])
+    update = first.before_model({"messages": messages()}, None)
+    assert update is not None
+    kept = update["messages"][1:]
+    later = kept + [AIMessage("Retry logging added to src/client.rs.", id="m5"), HumanMessage("Thanks, that is all.", id="m6"), AIMessage("Done.", id="m7")]
+    # A restart: a new instance, the same ledger and stream. The carried fact still has its
+    # raw witness, turn 0, which the first compaction evicted and the ledger kept.
+    second = middleware(ledger, [FAITHFUL + " Retry logging was added to src/client.rs."], keep=("messages", 1))
+    assert second.before_model({"messages": later}, None) is not None, second.events[-1].verdicts[-1].findings
+    assert second.events[0].covers.startswith("turn:0..")
+
+
+def test_an_edited_message_is_a_new_turn_and_messages_without_ids_are_recorded_once():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [], trigger=("messages", 1000))
+    mw.before_model({"messages": [HumanMessage("first words", id="x")]}, None)
+    again = middleware(ledger, [], trigger=("messages", 1000))
+    again.before_model({"messages": [HumanMessage("edited words", id="x")]}, None)
+    assert sorted(s.text for s in ledger.context("agent").spans) == ["edited words", "first words"]
+    bare = [HumanMessage("no id here"), AIMessage("nor here")]
+    mw.before_model({"messages": [HumanMessage("no id here"), AIMessage("nor here")]}, None)
+    mw.before_model({"messages": bare}, None)
+    assert len(ledger.context("agent").spans) == 4
+
+
+def test_chat_messages_keep_their_role_and_each_thread_is_a_stream():
+    from langchain_core.messages import ChatMessage
+
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [], trigger=("messages", 1000))
+    mw.stream = lambda state, runtime: state["thread"]
+    mw.before_model({"messages": [ChatMessage(role="user", content="hello from chat", id="c1")], "thread": "t1"}, None)
+    (span,) = ledger.context("t1").spans
+    assert span.role == "user"
+    threaded = middleware(ledger, [], trigger=("messages", 1000))
+    threaded.stream = "agent-{thread_id}"
+    agent = create_agent(FakeListChatModel(responses=["ok"]), middleware=[threaded])
+    agent.invoke({"messages": [HumanMessage("in thread seven")]}, {"configurable": {"thread_id": "7"}})
+    assert [s.text for s in ledger.context("agent-7").spans] == ["in thread seven"]

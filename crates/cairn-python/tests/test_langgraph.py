@@ -145,3 +145,28 @@ def test_bad_namespaces_and_values_are_refused(store):
     with pytest.raises(cairn.InvalidInput, match="unknown filter operator"):
         store.put(("f",), "k", {"n": 1})
         store.search(("f",), filter={"n": {"$near": 1}})
+
+
+def test_search_finds_a_match_behind_many_versions_and_many_entries(store):
+    store.put(("p",), "target", {"text": "needle"})
+    for i in range(300):
+        store.put(("p",), "noise", {"text": f"needle in a haystack {i}"})
+    for i in range(1_100):
+        store.put(("f",), f"k{i}", {"text": "sky", "i": i})
+    assert [h.key for h in store.search(("p",), query="needle")] == ["target", "noise"]
+    assert [h.value["i"] for h in store.search(("f",), query="sky", filter={"i": 0})] == [0]
+    assert len(store.search(("f",), query="sky", limit=2_000)) == 1_100
+    assert len(store.search(("f",), query="sky", offset=1_098, limit=5)) == 2
+    assert len(store.search(("f",), query="sky", limit=2**70)) == 1_100
+
+
+def test_langgraphs_index_paths_empty_keys_and_values_json_cannot_carry(store):
+    store.put(("t",), "a", {"tags": [{"name": "zebra"}, {"name": "okapi"}], "title": "x"}, index=["tags[*].name"])
+    store.put(("t",), "b", {"tags": ["lynx", "puma"]}, index=["tags[-1]"])
+    assert [h.key for h in store.search(("t",), query="okapi")] == ["a"]
+    assert [h.key for h in store.search(("t",), query="puma")] == ["b"]
+    assert store.search(("t",), query="lynx") == []
+    store.put(("t",), "", {"v": 1})
+    assert store.get(("t",), "").value == {"v": 1}
+    with pytest.raises(cairn.InvalidInput, match="cannot be stored as JSON"):
+        store.put(("t",), "c", {"when": {1, 2}})

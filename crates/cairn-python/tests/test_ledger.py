@@ -248,3 +248,47 @@ def test_the_packages_own_example_runs():
 
     result = doctest.testmod(cairn)
     assert result.attempted >= 5 and result.failed == 0
+
+
+def test_odd_arguments_raise_cairn_errors_that_speak_of_the_call(tmp_path):
+    ledger = cairn.Ledger.in_memory()
+    assert ledger.path is None and "in memory" in repr(ledger)
+    for blank in ("", "  ", "\n"):
+        with pytest.raises(cairn.InvalidInput, match="the line is blank"):
+            ledger.append(blank)
+    with pytest.raises(cairn.InvalidInput, match=r"argument turns\[0\]\.role: invalid type: null, expected a string$"):
+        ledger.record_turns("s", [cairn.Turn(None, "x")])
+    with pytest.raises(cairn.InvalidInput, match="give an integer from 0"):
+        ledger.record_turns("s", [cairn.Turn("user", "x", turn=2**70)])
+    with pytest.raises(cairn.InvalidInput, match="turns is a list, not str"):
+        ledger.record_turns("s", "abc")
+    with pytest.raises(cairn.InvalidInput, match="give 1 to 256 bytes"):
+        ledger.record_turns("s", [cairn.Turn("user", "x")], idempotency_key="")
+    ledger.record_turns("s", [cairn.Turn("user", "hello")])
+    with pytest.raises(cairn.Conflict, match="already holds a different span for turn 0"):
+        ledger.record_turns("s", [cairn.Turn("user", "other", turn=0)])
+    with pytest.raises(cairn.InvalidInput, match="covers is a list, not str"):
+        ledger.propose("s", covers="turn:0", text="hello")
+    with pytest.raises(cairn.InvalidInput, match="NaN or an infinity"):
+        ledger.propose("s", covers=["turn:0"], text="hello", self_score=float("nan"))
+    with pytest.raises(cairn.NotFound, match="no stream 'nostream'"):
+        ledger.check_action("nostream", "DROP TABLE users", irreversible=True)
+    assert ledger.get("turn:0", stream="s").fields["text"] == "hello"
+    with pytest.raises(cairn.InvalidInput, match="give the key too"):
+        ledger.checkpoint(previous="x")
+    with pytest.raises(cairn.InvalidInput, match="cannot read"):
+        ledger.ingest(tmp_path / "missing.jsonl")
+    with pytest.raises(cairn.InvalidInput):
+        cairn.Ledger(tmp_path / "no" / "such" / "dir" / "x.redb")
+    assert cairn.__version__
+
+
+def test_errors_cross_to_another_process_by_pickle():
+    import pickle
+
+    from cairn.langchain import CompactionRefused
+
+    for e in (cairn.InvalidInput("x"), cairn.Conflict("y"), CompactionRefused("z", [])):
+        again = pickle.loads(pickle.dumps(e))
+        assert type(again) is type(e) and str(again) == str(e)
+    assert cairn.InvalidInput.__module__ == "cairn"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any, Iterable, Mapping, Sequence, Union
 
 from ._cairn import (
@@ -33,6 +34,11 @@ from ._cairn import (
     NativeLedger,
     NotFound,
 )
+
+try:
+    __version__ = metadata.version("cairn")
+except metadata.PackageNotFoundError:  # run from a source tree without an install
+    __version__ = "0.0.0"
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -97,6 +103,8 @@ class Turn:
     tool: str | None = None
 
     def _json(self) -> dict[str, Any]:
+        if self.turn is not None and not (isinstance(self.turn, int) and 0 <= self.turn < 2**64):
+            raise InvalidInput(f"turn {self.turn!r} is not a turn number; give an integer from 0 to 2^53 - 1, or leave it out")
         d: dict[str, Any] = {"role": self.role, "text": self.text}
         if self.turn is not None:
             d["turn"] = self.turn
@@ -120,7 +128,7 @@ class NewClaim:
         return {
             "text": self.text,
             "origin": self.origin,
-            "witnesses": list(self.witnesses),
+            "witnesses": _listed("witnesses", self.witnesses),
             "actionable": self.actionable,
         }
 
@@ -142,7 +150,29 @@ class PinItem:
 
 
 def _as_json(x: Any) -> Any:
-    return x._json() if hasattr(x, "_json") else dict(x)
+    if hasattr(x, "_json"):
+        return x._json()
+    if not isinstance(x, Mapping):
+        raise InvalidInput(f"expected an object or a dict, found {type(x).__name__}: {x!r:.60}")
+    return dict(x)
+
+
+def _listed(name: str, value: Any) -> list[Any]:
+    """A list argument as a list: one string is refused, not read letter by letter."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} is a list, not {type(value).__name__}: write {name}=[{value!r:.40}]")
+    return list(value)
+
+
+def _line(x: JsonLine) -> str:
+    if isinstance(x, str):
+        return x
+    try:
+        return json.dumps(x, allow_nan=False, ensure_ascii=False)
+    except ValueError as e:
+        raise InvalidInput(f"a line holds NaN or an infinity, which JSON cannot carry ({e}); give a finite number") from None
+    except TypeError as e:
+        raise InvalidInput(f"a line holds a value JSON cannot carry ({e}); give strings, numbers, booleans, lists and dicts") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +467,7 @@ class Record(_Json):
     kind: str
     rid: str
     index: int
-    fields: dict[str, Any]
+    fields: dict[str, Any] = field(compare=False)
     raw: dict[str, Any] = field(compare=False)
 
     def __repr__(self) -> str:
@@ -467,8 +497,10 @@ class Ledger:
     TOML at ``policy`` (the defaults when None).
 
     Opening the same path twice in one process gives the same ledger. A handle opened before
-    a ``fork`` raises ``LedgerBusy`` in the child, which opens its own. Safe to share between
-    threads: writes wait for one another, reads run beside them.
+    a ``fork`` raises ``LedgerBusy`` in the child; the child may open the path itself once the
+    parent has closed it (while the parent holds the file, that open raises ``LedgerBusy`` too,
+    saying the file is locked). Safe to share between threads: writes wait for one another,
+    reads run beside them.
     """
 
     __slots__ = ("_native",)
@@ -484,32 +516,42 @@ class Ledger:
         return ledger
 
     @property
-    def path(self) -> str:
-        return os.fspath(self._native.path)
+    def path(self) -> str | None:
+        """The ledger's file; ``None`` for a ledger in memory."""
+        p = self._native.path
+        return None if p is None else os.fspath(p)
 
     def __len__(self) -> int:
         return len(self._native)
 
     def __repr__(self) -> str:
-        return f"Ledger({self.path!r}, records={len(self)})"
+        where = "in memory" if self.path is None else repr(self.path)
+        return f"Ledger({where}, records={len(self)})"
 
     # Writing ---------------------------------------------------------------------------------
 
     def append(self, line: JsonLine) -> Appended | Verdict:
         """Appends one line of cairn's JSON Lines (a dict or its JSON text): a span, a claim,
         a summary, a pin, an action... A summary or an action is judged: a ``Verdict``."""
-        return self.append_all([line])[0]
+        done = self.append_all([line])
+        if not done:
+            raise InvalidInput("the line is blank; give one JSON object, such as {\"kind\": \"span\", ...}")
+        return done[0]
 
     def append_all(self, lines: Iterable[JsonLine]) -> list[Appended | Verdict]:
         """Appends lines in one transaction, as ``cairn ingest`` does with a file: all of them
         or, when one is bad, none."""
-        texts = [x if isinstance(x, str) else json.dumps(x) for x in lines]
+        texts = [_line(x) for x in _listed("lines", lines)]
         return [_result(json.loads(r)) for r in self._native.apply_lines(texts)]
 
     def ingest(self, path: PathLike) -> list[Appended | Verdict]:
         """Appends every line of a JSON Lines file in one transaction (``cairn ingest``)."""
-        with open(path, encoding="utf-8") as f:
-            return self.append_all(line for line in f if line.strip())
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = [line for line in f if line.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            raise InvalidInput(f"cannot read {os.fspath(path)}: {e}; give a JSON Lines file") from None
+        return self.append_all(lines)
 
     def record_span(
         self, stream: str, turn: int, role: str, text: str, *, tool: str | None = None
@@ -531,11 +573,10 @@ class Ledger:
     ) -> Recorded:
         """Records turns of ``stream`` in one transaction; a turn left unnumbered follows the
         stream's last. With ``idempotency_key``, a retry with the same turns records nothing
-        again and gets the same answer, even after a restart; the same key with other turns
-        raises ``Conflict``."""
-        d = json.loads(
-            self._native.record_turns(stream, json.dumps([_as_json(t) for t in turns]), idempotency_key)
-        )
+        again and gets the same answer, even after a restart; the same key with other turns in
+        the same stream raises ``Conflict`` (a key names one call to one stream)."""
+        listed = [_as_json(t) for t in _listed("turns", turns)]
+        d = json.loads(self._native.record_turns(stream, _line(listed), idempotency_key))
         return Recorded(
             d["stream"],
             tuple(RecordedTurn(t["turn"], t["rid"], t["new"]) for t in d["turns"]),
@@ -568,13 +609,13 @@ class Ledger:
             "stream": stream,
             "author": author,
             "budget": budget,
-            "covers": list(covers),
-            "evicts": list(evicts),
+            "covers": _listed("covers", covers),
+            "evicts": _listed("evicts", evicts),
         }
         if parent is not None:
             line["parent"] = parent
         if claims is not None:
-            line["claims"] = [c if isinstance(c, str) else _as_json(c) for c in claims]
+            line["claims"] = [c if isinstance(c, str) else _as_json(c) for c in _listed("claims", claims)]
         else:
             line["text"] = text
         if self_score is not None:
@@ -589,14 +630,18 @@ class Ledger:
         self, stream: str, text: str, *, irreversible: bool, relies_on: Sequence[str] = ()
     ) -> Verdict:
         """Checks an action before it runs ("DROP TABLE users", "pip install libfoo==2.4.0"),
-        against the pinned prohibitions and the claims it relies on. Refused: do not run it."""
+        against the pinned prohibitions and the claims it relies on. Refused: do not run it.
+        The stream must hold a turn: an action checked in a misspelt stream would meet none of
+        its pins, so it raises ``NotFound``."""
+        if not self._native.has_stream(stream):
+            raise NotFound(f"the ledger has no stream {stream!r}; record the agent's turns in it first, or check the name")
         r = self.append(
             {
                 "kind": "action",
                 "stream": stream,
                 "text": text,
                 "irreversible": irreversible,
-                "relies_on": list(relies_on),
+                "relies_on": _listed("relies_on", relies_on),
             }
         )
         assert isinstance(r, Verdict)
@@ -623,7 +668,7 @@ class Ledger:
             )
         if dry_run:
             raise InvalidInput("dry_run previews the classifier's items; give no items with it")
-        listed = [_as_json(i) for i in items]
+        listed = [_as_json(i) for i in _listed("items", items)]
         r = self.append({"kind": "pin", "stream": stream, "name": name, "items": listed})
         d = {"dry_run": False, "rid": r.rid, "stream": stream, "name": name, "items": listed}
         return Pinned(
@@ -653,6 +698,8 @@ class Ledger:
         """The log's checkpoint note: its size and Merkle root; signed with the text of a
         signing key (``cairn keygen``), continuing from ``previous``, the last note that key
         signed for this ledger."""
+        if previous is not None and key is None:
+            raise InvalidInput("previous is the last note a key signed; give the key too, or neither")
         return self._native.checkpoint(key, previous)
 
     # Reading ---------------------------------------------------------------------------------
@@ -713,8 +760,9 @@ class Ledger:
             raw=d,
         )
 
-    def get(self, rid: str) -> Record:
-        """One record by rid or a prefix of 8 or more hex digits."""
-        d = json.loads(self._native.get(rid))
+    def get(self, rid: str, stream: str | None = None) -> Record:
+        """One record by rid or a prefix of 8 or more hex digits, or by turn:N or prior:N of
+        ``stream``."""
+        d = json.loads(self._native.get(rid, stream))
         fields = {k: v for k, v in d.items() if k not in ("kind", "rid", "index")}
         return Record(d["kind"], d["rid"], d["index"], fields, raw=d)

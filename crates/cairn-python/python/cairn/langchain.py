@@ -6,10 +6,12 @@ what to summarise, and adds cairn at the step where memory is thrown away:
 
 - every message it sees is recorded in the ledger as a span of ``stream``, once: the
   middleware is handed the whole message list on each call, and each message is recorded
-  under an idempotency key made of its id, so seeing it again (even after a restart) records
-  nothing new;
-- every summary the model writes is proposed to cairn as prose, covering every turn recorded
-  so far up to the cut, so carried facts keep their raw witnesses;
+  under an idempotency key made of its id and a hash of its text, so seeing it again (even
+  after a restart) records nothing new, and a message edited under the same id is a new turn;
+  ``stream`` may hold ``{thread_id}``, filled from the run's config, so that each conversation
+  is a stream of its own, or be a function of the state and runtime;
+- every summary the model writes is proposed to cairn as prose, covering every turn of the
+  stream up to the cut (``turn:0..turn:N``), so carried facts keep their raw witnesses;
 - a refused summary is not used: the messages stay as they were, the verdict and its findings
   are reported (``events``, and the ``cairn`` logger), and the model is asked again with the
   findings, at most ``max_attempts`` times in all; then the middleware falls back to
@@ -34,15 +36,17 @@ Usage::
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence, Union
 
 from langchain.agents.middleware.summarization import SummarizationMiddleware
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
     BaseMessage,
+    ChatMessage,
     HumanMessage,
     RemoveMessage,
     SystemMessage,
@@ -50,7 +54,7 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
-from . import CairnError, Ledger, Turn, Verdict
+from . import CairnError, Conflict, Ledger, Turn, Verdict
 
 __all__ = ["CairnSummarizationMiddleware", "CompactionEvent", "CompactionRefused"]
 
@@ -62,9 +66,12 @@ Fallback = Literal["keep_history", "raise"]
 class CompactionRefused(CairnError):
     """Raised with ``fallback="raise"`` when every attempt at a summary was refused."""
 
-    def __init__(self, message: str, verdicts: Sequence[Verdict]) -> None:
+    def __init__(self, message: str, verdicts: Sequence[Verdict] = ()) -> None:
         super().__init__(message)
         self.verdicts = list(verdicts)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (CompactionRefused, (str(self), self.verdicts))
 
 
 @dataclass
@@ -73,6 +80,7 @@ class CompactionEvent:
     refused, history kept), or "failed" (the summary call raised, history kept)."""
 
     outcome: str
+    stream: str
     covers: str
     attempts: int
     verdicts: list[Verdict] = field(default_factory=list)
@@ -80,7 +88,12 @@ class CompactionEvent:
     summary: str | None = None
 
 
+_CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "tool": "tool", "system": "system"}
+
+
 def _role(m: BaseMessage) -> str:
+    if isinstance(m, ChatMessage):
+        return _CHAT_ROLES.get(m.role.lower(), "user")
     if isinstance(m, HumanMessage):
         return "user"
     if isinstance(m, AIMessage):
@@ -104,6 +117,24 @@ def _is_summary(m: BaseMessage) -> bool:
     return (m.additional_kwargs or {}).get("lc_source") == "summarization"
 
 
+def _key(m: BaseMessage, position: int, text: str) -> str:
+    """A message's idempotency key: its id (or, without one, its place in the list) and a hash
+    of what it says, so the same message seen again is recorded once and an edited one anew."""
+    digest = hashlib.blake2b(f"{_role(m)}\0{text}".encode(), digest_size=12).hexdigest()
+    return f"langchain:{m.id}:{digest}" if m.id else f"langchain:at{position}:{digest}"
+
+
+StreamName = Union[str, Callable[[Any, Any], str]]
+
+
+@dataclass
+class _Stream:
+    """What the middleware remembers of one stream between calls."""
+
+    turns: dict[str, int] = field(default_factory=dict)
+    hold_until: int = 0
+
+
 class CairnSummarizationMiddleware(SummarizationMiddleware):
     """``SummarizationMiddleware`` whose summaries cairn judges before they replace anything.
 
@@ -121,7 +152,7 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         model: Any,
         *,
         ledger: Ledger,
-        stream: str,
+        stream: StreamName,
         max_attempts: int = 2,
         fallback: Fallback = "keep_history",
         retry_after_messages: int = 10,
@@ -142,45 +173,67 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         self.auto_pin = auto_pin
         self.author = author
         self.events: list[CompactionEvent] = []
-        self._turns: dict[str, int] = {}
-        self._hold_until = 0
-        self._pins = 0
+        self._streams: dict[str, _Stream] = {}
 
     # Recording -------------------------------------------------------------------------------
 
-    def _record(self, messages: Sequence[AnyMessage]) -> None:
-        """Records each message not yet seen, once, under its id as idempotency key."""
-        for m in messages:
-            if m.id in self._turns or _is_summary(m):
+    def _stream(self, state: Any, runtime: Any) -> str:
+        if callable(self.stream):
+            return self.stream(state, runtime)
+        if "{thread_id}" not in self.stream:
+            return self.stream
+        from langgraph.config import get_config
+
+        try:
+            config = get_config()
+        except RuntimeError:  # called outside a graph run
+            config = {}
+        thread = ((config or {}).get("configurable") or {}).get("thread_id")
+        if thread is None:
+            raise ValueError(f"stream {self.stream!r} names the thread, but the run has no thread_id in its config")
+        return self.stream.format(thread_id=thread)
+
+    def _record(self, stream: str, messages: Sequence[AnyMessage]) -> _Stream:
+        """Records each message not yet seen, once, under its idempotency key."""
+        known = self._streams.setdefault(stream, _Stream())
+        for position, m in enumerate(messages):
+            if _is_summary(m):
                 continue
             text = _text(m)
             if not text:
                 continue
+            key = _key(m, position, text)
+            if key in known.turns:
+                continue
             tool = m.name if isinstance(m, ToolMessage) and m.name else None
-            r = self.ledger.record_turns(
-                self.stream, [Turn(_role(m), text, tool=tool)], idempotency_key=f"langchain:{m.id}"
-            )
-            self._turns[m.id] = r.turns[0].turn
+            r = self.ledger.record_turns(stream, [Turn(_role(m), text, tool=tool)], idempotency_key=key)
+            known.turns[key] = r.turns[0].turn
+            if m.id:
+                known.turns[m.id] = r.turns[0].turn
+        return known
 
-    def _covers(self, summarized: Sequence[AnyMessage]) -> str | None:
-        """Every turn from the stream's first up to the last summarized: a carried fact keeps
-        its raw witness, which an earlier summary evicted but the ledger kept."""
-        turns = [self._turns[m.id] for m in summarized if m.id in self._turns]
+    @staticmethod
+    def _covers(known: _Stream, summarized: Sequence[AnyMessage]) -> str | None:
+        """Every turn of the stream up to the last one summarized: a carried fact keeps its raw
+        witness, which an earlier summary evicted but the ledger kept."""
+        turns = [known.turns[m.id] for m in summarized if m.id in known.turns]
         if not turns:
             return None
-        return f"turn:{min(self._turns.values())}..turn:{max(turns)}"
+        return f"turn:0..turn:{max(turns)}"
 
     # Judging ---------------------------------------------------------------------------------
 
-    def _propose(self, covers: str, summary: str) -> Verdict:
-        if self.auto_pin:
-            pinned = self.ledger.pin(self.stream, f"langchain-{self._pins + 1}", dry_run=True)
-            if pinned.items:
-                self._pins += 1
-                self.ledger.pin(self.stream, f"langchain-{self._pins}")
-        return self.ledger.propose(
-            self.stream, covers=[covers], evicts=[covers], text=summary, author=self.author
-        )
+    def _propose(self, stream: str, covers: str, summary: str) -> Verdict:
+        if self.auto_pin and self.ledger.pin(stream, "langchain", dry_run=True).items:
+            # A pin's name is write-once: each new one takes the next free number.
+            taken = 1 + len({p.pin for p in self.ledger.context(stream).pins if p.pin.startswith("langchain-")})
+            while True:
+                try:
+                    self.ledger.pin(stream, f"langchain-{taken}")
+                    break
+                except Conflict:
+                    taken += 1
+        return self.ledger.propose(stream, covers=[covers], evicts=[covers], text=summary, author=self.author)
 
     @staticmethod
     def _feedback(v: Verdict) -> str:
@@ -204,10 +257,21 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         prompt = self._format_summary_prompt(self._trim_messages_for_summary(messages))
         return (await self._summary_model.ainvoke(f"{prompt}\n\n{feedback}")).text.strip()
 
-    def _cut(self, messages: list[AnyMessage]) -> tuple[list[AnyMessage], list[AnyMessage], str] | None:
+    def _cut(
+        self, state: Any, runtime: Any
+    ) -> tuple[str, _Stream, list[AnyMessage], list[AnyMessage], str] | None:
+        messages = state["messages"]
+        stream = self._stream(state, runtime)
+        # Recorded before the framework gives id-less messages fresh ids, which would make
+        # them new messages on every call.
+        known = self._record(stream, messages)
         self._ensure_message_ids(messages)
-        self._record(messages)
-        if len(messages) < self._hold_until:
+        for position, m in enumerate(messages):
+            text = _text(m)
+            recorded = known.turns.get(_key(m, position, text)) if text and not _is_summary(m) else None
+            if recorded is not None:
+                known.turns.setdefault(m.id, recorded)
+        if len(messages) < known.hold_until:
             return None
         if not self._should_summarize(messages, self.token_counter(messages)):
             return None
@@ -215,35 +279,33 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         if cutoff <= 0:
             return None
         summarized, preserved = self._partition_messages(messages, cutoff)
-        covers = self._covers(summarized)
+        covers = self._covers(known, summarized)
         if covers is None:
             return None
-        return summarized, preserved, covers
+        return stream, known, summarized, preserved, covers
 
-    def _settled(self, event: CompactionEvent, messages: list[AnyMessage]) -> None:
+    def _settled(self, event: CompactionEvent, known: _Stream, messages: list[AnyMessage]) -> None:
         self.events.append(event)
         if event.outcome == "admitted":
-            self._hold_until = 0
-            log.info("cairn admitted the compaction of %s over %s", self.stream, event.covers)
+            known.hold_until = 0
+            log.info("cairn admitted the compaction of %s over %s", event.stream, event.covers)
             return
-        self._hold_until = len(messages) + self.retry_after_messages
+        known.hold_until = len(messages) + self.retry_after_messages
         if event.outcome == "failed":
-            log.warning(
-                "the summary call failed (%s); the history of %s is kept", event.error, self.stream
-            )
+            log.warning("the summary call failed (%s); the history of %s is kept", event.error, event.stream)
             return
         last = event.verdicts[-1]
         found = "; ".join(f"{f.gate}: {f.detail}" for f in last.findings)
         log.warning(
             "cairn refused %d summaries of %s over %s; the history is kept. Last findings: %s",
             event.attempts,
-            self.stream,
+            event.stream,
             event.covers,
             found,
         )
         if self.fallback == "raise":
             raise CompactionRefused(
-                f"cairn refused {event.attempts} summaries of stream {self.stream} over {event.covers}; last findings: {found}",
+                f"cairn refused {event.attempts} summaries of stream {event.stream} over {event.covers}; last findings: {found}",
                 event.verdicts,
             )
 
@@ -254,24 +316,29 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *preserved]}
 
     def _judged(
-        self, event: CompactionEvent, summary: str, preserved: list[AnyMessage], messages: list[AnyMessage]
+        self,
+        event: CompactionEvent,
+        known: _Stream,
+        summary: str,
+        preserved: list[AnyMessage],
+        messages: list[AnyMessage],
     ) -> tuple[dict[str, Any] | None, str | None]:
         """Proposes one summary: the state update when admitted, else the findings to send back."""
-        verdict = self._propose(event.covers, summary)
+        verdict = self._propose(event.stream, event.covers, summary)
         event.verdicts.append(verdict)
         if not verdict.admitted:
             return None, self._feedback(verdict)
         event.outcome, event.summary = "admitted", summary
-        self._settled(event, messages)
+        self._settled(event, known, messages)
         return self._replace(summary, verdict, preserved), None
 
     def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        messages = state["messages"]
-        cut = self._cut(messages)
+        cut = self._cut(state, runtime)
         if cut is None:
             return None
-        summarized, preserved, covers = cut
-        event, feedback = CompactionEvent("refused", covers, 0), None
+        stream, known, summarized, preserved, covers = cut
+        messages = state["messages"]
+        event, feedback = CompactionEvent("refused", stream, covers, 0), None
         while event.attempts < self.max_attempts:
             event.attempts += 1
             try:
@@ -279,19 +346,19 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             except Exception as e:  # the framework's own summary failure: keep the history
                 event.outcome, event.error = "failed", e
                 break
-            update, feedback = self._judged(event, summary, preserved, messages)
+            update, feedback = self._judged(event, known, summary, preserved, messages)
             if update is not None:
                 return update
-        self._settled(event, messages)
+        self._settled(event, known, messages)
         return None
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        messages = state["messages"]
-        cut = self._cut(messages)
+        cut = self._cut(state, runtime)
         if cut is None:
             return None
-        summarized, preserved, covers = cut
-        event, feedback = CompactionEvent("refused", covers, 0), None
+        stream, known, summarized, preserved, covers = cut
+        messages = state["messages"]
+        event, feedback = CompactionEvent("refused", stream, covers, 0), None
         while event.attempts < self.max_attempts:
             event.attempts += 1
             try:
@@ -299,8 +366,8 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             except Exception as e:  # the framework's own summary failure: keep the history
                 event.outcome, event.error = "failed", e
                 break
-            update, feedback = self._judged(event, summary, preserved, messages)
+            update, feedback = self._judged(event, known, summary, preserved, messages)
             if update is not None:
                 return update
-        self._settled(event, messages)
+        self._settled(event, known, messages)
         return None

@@ -13,9 +13,10 @@ cairn ledger:
 - entries are records of their own kind (``entry``), in no stream: an agent's ``context`` and
   ``recall`` never show them.
 
-Which text of a value is searchable: the fields named by ``index`` on a put (dotted paths such
-as ``"profile.name"``, or ``"$"`` for the whole value), ``False`` for none, or the store's
-``index_fields`` (``["$"]`` by default). TTLs are not supported (``supports_ttl`` is false): a
+Which text of a value is searchable: the fields named by ``index`` on a put (LangGraph's paths:
+``"profile.name"``, ``"tags[0]"``, ``"tags[*].name"``, ``"tags[-1]"``, or ``"$"`` for the whole
+value), ``False`` for none, or the store's ``index_fields`` (``["$"]`` by default). Values are
+stored as JSON: a dict with string keys and JSON values, as LangGraph asks of a store. TTLs are not supported (``supports_ttl`` is false): a
 ledger forgets nothing.
 
 Usage::
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
@@ -69,14 +71,28 @@ def _leaves(value: Any) -> list[str]:
     return [str(value)]
 
 
-def _field(value: Any, path: str) -> Any:
+_STEP = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+)\]")
+
+
+def _fields(value: Any, path: str) -> list[Any]:
+    """The values at a LangGraph field path: keys joined by dots, list positions in brackets
+    (``[0]``, ``[-1]``), ``[*]`` for every element; ``$`` is the whole value."""
     if path == "$":
-        return value
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
+        return [value]
+    found = [value]
+    for key, index in _STEP.findall(path):
+        step: list[Any] = []
+        for v in found:
+            if key:
+                if isinstance(v, dict) and key in v:
+                    step.append(v[key])
+            elif isinstance(v, list):
+                if index == "*":
+                    step.extend(v)
+                elif -len(v) <= int(index) < len(v):
+                    step.append(v[int(index)])
+        found = step
+    return found
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -170,20 +186,23 @@ class CairnStore(BaseStore):
     def _put(self, op: PutOp) -> None:
         if op.value is not None and not isinstance(op.value, dict):
             raise InvalidInput(f"a store value is a dict, not {type(op.value).__name__}")
-        value = None if op.value is None else json.dumps(op.value, ensure_ascii=False)
+        try:
+            value = None if op.value is None else json.dumps(op.value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidInput(f"the value of {op.key!r} cannot be stored as JSON ({e}); give strings, finite numbers, booleans, lists and dicts") from None
         text = None
         if op.value is not None and op.index is not False:
             fields = self.index_fields if op.index is None else list(op.index)
-            words = [w for f in fields for w in _leaves(_field(op.value, f))]
+            words = [w for f in fields for found in _fields(op.value, f) for w in _leaves(found)]
             text = " ".join(words) or None
         self.ledger._native.entry_put(list(op.namespace), op.key, value, text, int(time.time() * 1000))
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = list(op.namespace_prefix)
-        wanted = op.offset + op.limit
-        # A filter narrows after ranking, so every candidate is read when one is given.
-        limit = 1_000 if op.filter else max(wanted, 1)
-        found = [json.loads(x) for x in self.ledger._native.entry_search(prefix, op.query or None, limit if op.query else 1 << 30)]
+        most = 1 << 62
+        # A filter narrows after ranking, so every match is read when one is given.
+        limit = most if op.filter else min(max(op.offset, 0) + max(op.limit, 0), most)
+        found = [json.loads(x) for x in self.ledger._native.entry_search(prefix, op.query or None, limit)]
         out: list[SearchItem] = []
         for d in found:
             value = json.loads(d["value"])
