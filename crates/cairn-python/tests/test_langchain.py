@@ -12,6 +12,9 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 import cairn
 from cairn.langchain import CairnSummarizationMiddleware, CompactionRefused
 
+# The tool output says "148 passed" and not "148 passed; 0 failed": cairn's classifier reads
+# "0 failed" as a failed attempt (a known false positive of the library's classifier), which
+# auto_pin would pin and the faithful summaries below do not repeat.
 HISTORY = [
     ("user", "We are still on libfoo 2.3.1, do not bump it. Please add request timeouts to the client."),
     ("assistant", "I will add a 30 second timeout to the HTTP client in src/client.rs."),
@@ -169,7 +172,23 @@ def test_an_edited_message_is_a_new_turn_and_messages_without_ids_are_recorded_o
     bare = [HumanMessage("no id here"), AIMessage("nor here")]
     mw.before_model({"messages": [HumanMessage("no id here"), AIMessage("nor here")]}, None)
     mw.before_model({"messages": bare}, None)
+    mw.before_model({"messages": bare}, None)  # the framework gave them ids the first time
     assert len(ledger.context("agent").spans) == 4
+    # The same words after another history are another turn.
+    mw.before_model({"messages": [HumanMessage("delete the prod db?"), AIMessage("nor here")]}, None)
+    assert len(ledger.context("agent").spans) == 6
+
+
+def test_messages_without_ids_are_compacted_on_the_first_call():
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [FAITHFUL])
+    bare = [HumanMessage(t) if r == "user" else AIMessage(t) for r, t in HISTORY]
+    assert mw.before_model({"messages": bare}, None) is not None
+    assert [e.outcome for e in mw.events] == ["admitted"]
+    assert mw.events[0].covers == "turn:0..turn:2"
+    assert ledger.get("turn:4", stream="agent").fields["text"] == HISTORY[4][1]
+    with pytest.raises(cairn.InvalidInput, match="turn:5 names no span in stream agent"):
+        ledger.get("turn:5", stream="agent")
 
 
 def test_chat_messages_keep_their_role_and_each_thread_is_a_stream():

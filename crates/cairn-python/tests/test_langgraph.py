@@ -170,3 +170,8 @@ def test_langgraphs_index_paths_empty_keys_and_values_json_cannot_carry(store):
     assert store.get(("t",), "").value == {"v": 1}
     with pytest.raises(cairn.InvalidInput, match="cannot be stored as JSON"):
         store.put(("t",), "c", {"when": {1, 2}})
+    with pytest.raises(cairn.InvalidInput, match="index takes a list; str"):
+        store.put(("t",), "d", {"text": "zz"}, index="text")
+    store.put(("t",), "e", {"text": "words", "n": 3})
+    with pytest.raises(cairn.InvalidInput, match="cannot be compared"):
+        store.search(("t",), filter={"text": {"$gt": 2}})

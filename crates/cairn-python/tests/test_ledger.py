@@ -258,17 +258,29 @@ def test_odd_arguments_raise_cairn_errors_that_speak_of_the_call(tmp_path):
             ledger.append(blank)
     with pytest.raises(cairn.InvalidInput, match=r"argument turns\[0\]\.role: invalid type: null, expected a string$"):
         ledger.record_turns("s", [cairn.Turn(None, "x")])
+    with pytest.raises(cairn.InvalidInput, match=r"argument turns\[0\]\.turn: -1 is not a turn number"):
+        ledger.record_turns("s", [cairn.Turn("user", "x", turn=-1)])
     with pytest.raises(cairn.InvalidInput, match="give an integer from 0"):
         ledger.record_turns("s", [cairn.Turn("user", "x", turn=2**70)])
-    with pytest.raises(cairn.InvalidInput, match="turns is a list, not str"):
+    with pytest.raises(cairn.InvalidInput, match="turns takes a list; str 'abc' is not one"):
         ledger.record_turns("s", "abc")
     with pytest.raises(cairn.InvalidInput, match="give 1 to 256 bytes"):
         ledger.record_turns("s", [cairn.Turn("user", "x")], idempotency_key="")
     ledger.record_turns("s", [cairn.Turn("user", "hello")])
     with pytest.raises(cairn.Conflict, match="already holds a different span for turn 0"):
         ledger.record_turns("s", [cairn.Turn("user", "other", turn=0)])
-    with pytest.raises(cairn.InvalidInput, match="covers is a list, not str"):
+    with pytest.raises(cairn.InvalidInput, match="covers takes a list; str"):
         ledger.propose("s", covers="turn:0", text="hello")
+    with pytest.raises(cairn.InvalidInput, match="covers takes a list; dict"):
+        ledger.propose("s", covers={"turn:0": 1}, text="hello")
+    with pytest.raises(cairn.InvalidInput, match="budget takes a non-negative integer"):
+        ledger.context("s", budget=2**70)
+    with pytest.raises(cairn.InvalidInput, match="limit takes a non-negative integer"):
+        ledger.recall("hello", limit=-1)
+    with pytest.raises(cairn.NotFound, match="no stream 'nostream'"):
+        ledger.pin("nostream", "p", [cairn.PinItem("prohibition", "never do it")])
+    with pytest.raises(cairn.InvalidInput, match="is a directory"):
+        cairn.Ledger(tmp_path)
     with pytest.raises(cairn.InvalidInput, match="NaN or an infinity"):
         ledger.propose("s", covers=["turn:0"], text="hello", self_score=float("nan"))
     with pytest.raises(cairn.NotFound, match="no stream 'nostream'"):

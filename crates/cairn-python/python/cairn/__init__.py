@@ -103,8 +103,6 @@ class Turn:
     tool: str | None = None
 
     def _json(self) -> dict[str, Any]:
-        if self.turn is not None and not (isinstance(self.turn, int) and 0 <= self.turn < 2**64):
-            raise InvalidInput(f"turn {self.turn!r} is not a turn number; give an integer from 0 to 2^53 - 1, or leave it out")
         d: dict[str, Any] = {"role": self.role, "text": self.text}
         if self.turn is not None:
             d["turn"] = self.turn
@@ -158,10 +156,17 @@ def _as_json(x: Any) -> Any:
 
 
 def _listed(name: str, value: Any) -> list[Any]:
-    """A list argument as a list: one string is refused, not read letter by letter."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise InvalidInput(f"{name} is a list, not {type(value).__name__}: write {name}=[{value!r:.40}]")
+    """A list argument as a list: one string (or a dict) is refused, not read item by item."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InvalidInput(f"{name} takes a list; {type(value).__name__} {value!r:.40} is not one")
     return list(value)
+
+
+def _count(name: str, value: Any) -> int:
+    """A count argument (a budget, a limit): a non-negative integer that fits 63 bits."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise InvalidInput(f"{name} takes a non-negative integer below 2^63; {value!r:.40} is not one")
+    return value
 
 
 def _line(x: JsonLine) -> str:
@@ -506,6 +511,8 @@ class Ledger:
     __slots__ = ("_native",)
 
     def __init__(self, path: PathLike, *, policy: PathLike | None = None) -> None:
+        if os.path.isdir(path):
+            raise InvalidInput(f"{os.fspath(path)} is a directory; give the path of a ledger file in it, such as {os.path.join(os.fspath(path), 'agent.redb')}")
         self._native = NativeLedger(os.fspath(path), None if policy is None else os.fspath(policy))
 
     @classmethod
@@ -576,6 +583,10 @@ class Ledger:
         again and gets the same answer, even after a restart; the same key with other turns in
         the same stream raises ``Conflict`` (a key names one call to one stream)."""
         listed = [_as_json(t) for t in _listed("turns", turns)]
+        for i, t in enumerate(listed):
+            n = t.get("turn")
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < 2**64):
+                raise InvalidInput(f"argument turns[{i}].turn: {n!r} is not a turn number; give an integer from 0 to 2^53 - 1, or leave it out")
         d = json.loads(self._native.record_turns(stream, _line(listed), idempotency_key))
         return Recorded(
             d["stream"],
@@ -656,7 +667,10 @@ class Ledger:
         dry_run: bool = False,
     ) -> Pinned:
         """Pins constraints of ``stream`` under ``name``, write-once. Without ``items``, pins
-        what the classifier found that no pin covers yet (``cairn pin --auto``)."""
+        what the classifier found that no pin covers yet (``cairn pin --auto``). The stream must
+        hold a turn (``NotFound`` otherwise), as a pin on a misspelt stream would guard nothing."""
+        if items is not None and not self._native.has_stream(stream):
+            raise NotFound(f"the ledger has no stream {stream!r}; record the agent's turns in it first, or check the name")
         if items is None:
             d = json.loads(self._native.pin_auto(stream, name, dry_run))
             return Pinned(
@@ -706,7 +720,7 @@ class Ledger:
 
     def context(self, stream: str, budget: int = DEFAULT_BUDGET) -> Context:
         """What the agent should see on its next turn, within ``budget`` tokens."""
-        d = json.loads(self._native.context(stream, budget))
+        d = json.loads(self._native.context(stream, _count("budget", budget)))
         return Context(
             stream=d["stream"],
             budget=d["budget"],
@@ -727,7 +741,7 @@ class Ledger:
 
     def recall(self, query: str, stream: str | None = None, limit: int = 10) -> Recall:
         """The spans and claims that answer ``query``, best first."""
-        d = json.loads(self._native.recall(query, stream, limit))
+        d = json.loads(self._native.recall(query, stream, _count("limit", limit)))
         hits = tuple(
             Hit(h["kind"], h["rid"], h["stream"], h["text"], h["score"], h.get("turn"), h.get("role"), h.get("status"))
             for h in d["hits"]

@@ -117,11 +117,16 @@ def _is_summary(m: BaseMessage) -> bool:
     return (m.additional_kwargs or {}).get("lc_source") == "summarization"
 
 
-def _key(m: BaseMessage, position: int, text: str) -> str:
-    """A message's idempotency key: its id (or, without one, its place in the list) and a hash
-    of what it says, so the same message seen again is recorded once and an edited one anew."""
-    digest = hashlib.blake2b(f"{_role(m)}\0{text}".encode(), digest_size=12).hexdigest()
-    return f"langchain:{m.id}:{digest}" if m.id else f"langchain:at{position}:{digest}"
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
+
+
+def _key(m: BaseMessage, text: str, before: str) -> str:
+    """A message's idempotency key: its id and a hash of what it says, so the same message seen
+    again is recorded once and one edited under its id anew. A message without an id is known
+    by what it says and by everything before it in the list (``before``, a running hash)."""
+    said = _digest(_role(m), text)
+    return f"langchain:{m.id}:{said}" if m.id else f"langchain:after:{_digest(before, said)}"
 
 
 StreamName = Union[str, Callable[[Any, Any], str]]
@@ -133,6 +138,9 @@ class _Stream:
 
     turns: dict[str, int] = field(default_factory=dict)
     hold_until: int = 0
+    # Ids the framework gave messages that came without one, and the key each was recorded
+    # under: the same message object, passed again with its new id, is the same turn.
+    given: dict[str, str] = field(default_factory=dict)
 
 
 class CairnSummarizationMiddleware(SummarizationMiddleware):
@@ -193,24 +201,29 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             raise ValueError(f"stream {self.stream!r} names the thread, but the run has no thread_id in its config")
         return self.stream.format(thread_id=thread)
 
-    def _record(self, stream: str, messages: Sequence[AnyMessage]) -> _Stream:
-        """Records each message not yet seen, once, under its idempotency key."""
+    def _record(self, stream: str, messages: Sequence[AnyMessage]) -> tuple[_Stream, dict[int, str]]:
+        """Records each message not yet seen, once, under its idempotency key; gives the keys of
+        the messages that came without an id, by their place."""
         known = self._streams.setdefault(stream, _Stream())
+        before, idless = "", {}
         for position, m in enumerate(messages):
             if _is_summary(m):
                 continue
             text = _text(m)
             if not text:
                 continue
-            key = _key(m, position, text)
-            if key in known.turns:
-                continue
-            tool = m.name if isinstance(m, ToolMessage) and m.name else None
-            r = self.ledger.record_turns(stream, [Turn(_role(m), text, tool=tool)], idempotency_key=key)
-            known.turns[key] = r.turns[0].turn
+            key = known.given.get(m.id) if m.id else None
+            key = key or _key(m, text, before)
+            before = _digest(before, key)
+            if not m.id:
+                idless[position] = key
+            if key not in known.turns:
+                tool = m.name if isinstance(m, ToolMessage) and m.name else None
+                r = self.ledger.record_turns(stream, [Turn(_role(m), text, tool=tool)], idempotency_key=key)
+                known.turns[key] = r.turns[0].turn
             if m.id:
-                known.turns[m.id] = r.turns[0].turn
-        return known
+                known.turns[m.id] = known.turns[key]
+        return known, idless
 
     @staticmethod
     def _covers(known: _Stream, summarized: Sequence[AnyMessage]) -> str | None:
@@ -262,15 +275,14 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
     ) -> tuple[str, _Stream, list[AnyMessage], list[AnyMessage], str] | None:
         messages = state["messages"]
         stream = self._stream(state, runtime)
-        # Recorded before the framework gives id-less messages fresh ids, which would make
-        # them new messages on every call.
-        known = self._record(stream, messages)
+        # Recorded before the framework gives id-less messages fresh ids; each given id is
+        # remembered with the key its message was recorded under.
+        known, idless = self._record(stream, messages)
         self._ensure_message_ids(messages)
-        for position, m in enumerate(messages):
-            text = _text(m)
-            recorded = known.turns.get(_key(m, position, text)) if text and not _is_summary(m) else None
-            if recorded is not None:
-                known.turns.setdefault(m.id, recorded)
+        for position, key in idless.items():
+            m = messages[position]
+            known.given[m.id] = key
+            known.turns[m.id] = known.turns[key]
         if len(messages) < known.hold_until:
             return None
         if not self._should_summarize(messages, self.token_counter(messages)):

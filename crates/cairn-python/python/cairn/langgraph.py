@@ -51,7 +51,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from . import InvalidInput, Ledger
+from . import InvalidInput, Ledger, _listed
 
 __all__ = ["CairnStore"]
 
@@ -112,15 +112,13 @@ def _operator(value: Any, op: str, arg: Any) -> bool:
         return value != arg
     if value is None:
         return False
-    if op == "$gt":
-        return value > arg
-    if op == "$gte":
-        return value >= arg
-    if op == "$lt":
-        return value < arg
-    if op == "$lte":
-        return value <= arg
-    raise InvalidInput(f"unknown filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+    compare = {"$gt": lambda a, b: a > b, "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+    if op not in compare:
+        raise InvalidInput(f"unknown filter operator {op!r}; use $eq, $ne, $gt, $gte, $lt or $lte")
+    try:
+        return compare[op](value, arg)
+    except TypeError:
+        raise InvalidInput(f"filter {op} {arg!r} cannot be compared with the stored value {value!r:.40}; compare numbers with numbers and strings with strings") from None
 
 
 def _item(d: dict[str, Any]) -> Item | None:
@@ -156,7 +154,7 @@ class CairnStore(BaseStore):
 
     def __init__(self, ledger: Ledger, *, index_fields: Sequence[str] = ("$",)) -> None:
         self.ledger = ledger
-        self.index_fields = list(index_fields)
+        self.index_fields = _listed("index_fields", index_fields)
 
     # The operations ---------------------------------------------------------------------------
 
@@ -192,7 +190,7 @@ class CairnStore(BaseStore):
             raise InvalidInput(f"the value of {op.key!r} cannot be stored as JSON ({e}); give strings, finite numbers, booleans, lists and dicts") from None
         text = None
         if op.value is not None and op.index is not False:
-            fields = self.index_fields if op.index is None else list(op.index)
+            fields = self.index_fields if op.index is None else _listed("index", op.index)
             words = [w for f in fields for found in _fields(op.value, f) for w in _leaves(found)]
             text = " ".join(words) or None
         self.ledger._native.entry_put(list(op.namespace), op.key, value, text, int(time.time() * 1000))
