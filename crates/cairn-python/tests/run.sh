@@ -14,4 +14,6 @@ if [ -z "${CAIRN_BIN:-}" ] && [ ! -x "$root/target/debug/cairn" ]; then
   cargo build -q -p cairn-cli
 fi
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target" maturin develop -q)
+# The annotations and the native module's stubs are checked as an editor would check them.
+"$venv/bin/python" -m mypy --ignore-missing-imports "$here/python/cairn"
 "$venv/bin/python" -m pytest -q "$here/tests" "$@"

@@ -169,7 +169,9 @@ def _count(name: str, value: Any) -> int:
     return value
 
 
-def _line(x: JsonLine) -> str:
+def _line(x: JsonLine | list[Any]) -> str:
+    """A line (or a list of objects) as JSON text; NaN, infinities and objects JSON cannot
+    carry are refused."""
     if isinstance(x, str):
         return x
     try:

@@ -106,7 +106,7 @@ def _role(m: BaseMessage) -> str:
 
 
 def _text(m: BaseMessage) -> str:
-    text = m.text if isinstance(m.text, str) else m.text()
+    text: str = str(m.text)
     if isinstance(m, AIMessage) and m.tool_calls:
         calls = "; ".join(f"called {c['name']} with {c.get('args')}" for c in m.tool_calls)
         text = f"{text}\n{calls}" if text else calls
