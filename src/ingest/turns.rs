@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::gate::Gatekeeper;
 use crate::record::{Receipt, Record, Rid, Role};
 use crate::store::{Batch, Read as _};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The largest turn number taken: 2^53 - 1, the largest integer every JSON client reads
 /// exactly, so that a following unnumbered turn always has a number.
@@ -16,18 +16,20 @@ pub const MAX_TURN: u64 = (1 << 53) - 1;
 pub const MAX_KEY_BYTES: usize = 256;
 
 /// One turn to record. Its JSON form (`role`, `text`, then `turn` and `tool` when given) is
-/// what an idempotency key's receipt hashes, so a retry through any client matches.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// what an idempotency key's receipt hashes, so a retry through any client matches; a client
+/// that speaks JSON reads its turns in the same form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Turn {
     /// Who spoke, by name: user, assistant, tool or system.
     pub role: String,
     /// What was said or printed, verbatim.
     pub text: String,
     /// The turn number; left out, the turn after the stream's last.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u64>,
     /// For a tool's output: the tool's name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
 }
 

@@ -5,10 +5,9 @@
 //! `recall` never show them, only [`search`].
 
 use crate::error::{ErrorKind, Result};
-use crate::record::{Entry, Kind, Record, Rid, NAMESPACE_SEPARATOR};
+use crate::record::{Entry, Kind, Record, Rid};
 use crate::store::{Appended, Batch, Read};
 use crate::text::terms::{idf, occurrences, terms, weight};
-use std::collections::HashMap;
 
 /// The most versions [`history`] walks back.
 pub const MAX_HISTORY: usize = 10_000;
@@ -36,7 +35,8 @@ fn named_entry<R: Read>(read: &R, rid: &Rid) -> Result<Entry> {
 
 /// Puts `value` (JSON text) under `namespace` and `key` at time `at` (milliseconds since the
 /// Unix epoch), with `text` for search (`None`: not searchable), as a new version over the
-/// key's current one; `value` `None` deletes the key. Deleting a key that holds nothing
+/// key's current one; `value` `None` deletes the key. A namespace the record's rules refuse
+/// (SPEC.md section 2.1) is refused at append. Deleting a key that holds nothing
 /// appends nothing and returns `None`. The caller commits the batch.
 pub fn put(
     batch: &mut Batch,
@@ -46,16 +46,6 @@ pub fn put(
     text: Option<String>,
     at: u64,
 ) -> Result<Option<(Appended, Entry)>> {
-    if let Some(bad) = namespace
-        .iter()
-        .find(|l| l.is_empty() || l.contains(NAMESPACE_SEPARATOR))
-    {
-        return Err(ErrorKind::Invalid {
-            kind: Kind::Entry,
-            reason: format!("namespace label {bad:?} is empty or holds the character U+001F; give labels of other characters"),
-        }
-        .into());
-    }
     let current = current(batch, namespace, key)?;
     let live = current.as_ref().filter(|(_, e)| e.value.is_some());
     if value.is_none() && live.is_none() {
@@ -104,12 +94,19 @@ pub fn list<R: Read>(read: &R, prefix: &[String]) -> Result<Vec<(Rid, Entry)>> {
     Ok(out)
 }
 
-/// Every namespace that holds a live entry, in order, each once.
+/// Every namespace that holds a live entry, in order, each once: a namespace's keys are read
+/// until one is live.
 pub fn namespaces<R: Read>(read: &R) -> Result<Vec<Vec<String>>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
-    for (_, e) in list(read, &[])? {
-        if out.last() != Some(&e.namespace) {
+    let mut out = Vec::new();
+    let mut done: Option<String> = None;
+    for (path, _, rid) in read.entries("")? {
+        if done.as_deref() == Some(path.as_str()) {
+            continue;
+        }
+        let e = named_entry(read, &rid)?;
+        if e.value.is_some() {
             out.push(e.namespace);
+            done = Some(path);
         }
     }
     Ok(out)
@@ -132,14 +129,14 @@ pub fn search<R: Read>(
     }
     let asked: Vec<&str> = asked.iter().map(String::as_str).collect();
     let mut counted = Vec::new();
-    let mut df: HashMap<usize, u64> = HashMap::new();
+    let mut df = vec![0u64; asked.len()];
     let mut texts = 0u64;
     for (rid, e) in list(read, prefix)? {
         let Some(text) = &e.text else { continue };
         texts += 1;
         let (tf, len) = occurrences(text, &asked);
-        for (i, _) in tf.iter().enumerate().filter(|(_, n)| **n > 0) {
-            *df.entry(i).or_default() += 1;
+        for (held, n) in df.iter_mut().zip(&tf) {
+            *held += u64::from(*n > 0);
         }
         if tf.iter().any(|n| *n > 0) {
             counted.push((rid, e, tf, len));
@@ -149,7 +146,7 @@ pub fn search<R: Read>(
         .map(|(rid, e, tf, len)| {
             let score = (tf.iter().enumerate())
                 .filter(|(_, n)| **n > 0)
-                .map(|(i, n)| idf(texts, df[&i]) * weight(*n, len))
+                .map(|(i, n)| idf(texts, df[i]) * weight(*n, len))
                 .sum::<f64>();
             (rid, e, score)
         })

@@ -312,7 +312,7 @@ impl NativeLedger {
         idempotency_key: Option<String>,
     ) -> PyResult<String> {
         let mut read = serde_json::Deserializer::from_str(&turns);
-        let turns: Vec<TurnArg> = serde_path_to_error::deserialize(&mut read).map_err(|e| {
+        let turns: Vec<Turn> = serde_path_to_error::deserialize(&mut read).map_err(|e| {
             // serde's position in the JSON the package wrote means nothing to the caller.
             let message = e.inner().to_string();
             let message = message.split(" at line ").next().unwrap_or_default();
@@ -320,7 +320,6 @@ impl NativeLedger {
             let path = if path == "." { String::new() } else { path };
             invalid(format!("argument turns{path}: {message}"))
         })?;
-        let turns: Vec<Turn> = turns.into_iter().map(TurnArg::into_turn).collect();
         let open = self.open()?;
         let (recorded, replayed) = py
             .detach(|| {
@@ -530,11 +529,6 @@ impl NativeLedger {
         text: Option<String>,
         at: u64,
     ) -> PyResult<Option<String>> {
-        if namespace.is_empty() {
-            return Err(invalid(
-                "a store entry needs a namespace of at least one label",
-            ));
-        }
         let open = self.open()?;
         py.detach(|| {
             let mut batch = open.store.batch().map_err(raise)?;
@@ -651,29 +645,6 @@ fn entry_json(rid: Rid, e: &cairn::record::Entry) -> Value {
         "rid": rid.to_hex(), "namespace": e.namespace, "key": e.key, "value": e.value,
         "previous": e.previous.map(|p| p.to_hex()), "created": e.created, "at": e.at,
     })
-}
-
-/// A turn as Python passes it.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TurnArg {
-    role: String,
-    text: String,
-    #[serde(default)]
-    turn: Option<u64>,
-    #[serde(default)]
-    tool: Option<String>,
-}
-
-impl TurnArg {
-    fn into_turn(self) -> Turn {
-        Turn {
-            role: self.role,
-            text: self.text,
-            turn: self.turn,
-            tool: self.tool,
-        }
-    }
 }
 
 /// What a write inside `judged` can fail with.
