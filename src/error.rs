@@ -205,6 +205,31 @@ pub enum ErrorKind {
     /// The policy was refused.
     #[error("{0}")]
     Policy(#[from] PolicyError),
+    /// The ledger's PostgreSQL server refused, failed or could not be reached (SPEC.md
+    /// section 17). `url` is the connection string without its password.
+    #[error("the ledger on PostgreSQL at {url}: {detail}")]
+    Remote {
+        /// Where the ledger is, without a password.
+        url: String,
+        /// What happened, and the way out.
+        detail: String,
+    },
+    /// `cairn copy` refused its target.
+    #[error("cannot copy the ledger into {to}: {detail}")]
+    Copy {
+        /// The target, a path or a URL.
+        to: String,
+        /// Why, and the way out.
+        detail: String,
+    },
+    /// A batch begun for some streams was handed a record of another.
+    #[error("this write batch was begun for stream(s) {streams}, and the record belongs to stream {stream}; begin the batch for every stream it appends to (Ledger::batch_for), or with Ledger::batch")]
+    OutsideBatch {
+        /// The record's stream.
+        stream: String,
+        /// The batch's streams.
+        streams: String,
+    },
     /// A file could not be read or written.
     #[error("{what} {}: {source}", path.display())]
     Io {

@@ -1,8 +1,11 @@
 //! The ledger on redb: one file, append-only, with facts derived at append time.
 
 mod backend;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod read;
 mod recall;
+mod shared;
 mod tables;
 mod verify;
 
@@ -24,7 +27,9 @@ use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, StorageError, TableHandle, WriteTransaction,
 };
+use shared::{Busy, Meta, Published, Row, Shared, Writing};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tables::*;
 
 /// Perfect-subtree hashes of a ledger state, for the Merkle log.
@@ -71,6 +76,14 @@ const ITEMS_WITHOUT_RECORDS: u8 = 5;
 /// then; spans at or above it have classification records.
 const CLASSIFIED_FROM: &str = "classified_from";
 
+/// The meta entries of the last signed checkpoint: its size and root.
+const SIGNED: [&str; 2] = ["signed_size", "signed_root"];
+
+/// The URL in a ledger's path, when it names a PostgreSQL server (SPEC.md section 17).
+fn url_of(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| shared::is_url(s))
+}
+
 /// The most links one record may hold (`max-links`).
 pub const MAX_LINKS: usize = 65_536;
 
@@ -83,11 +96,14 @@ pub struct Ledger {
     db: Db,
     path: PathBuf,
     rules: u8,
+    /// For a ledger whose log lives in a server (SPEC.md section 17): the log; `db` is then
+    /// this process's replica of the derived tables, in memory.
+    shared: Option<Shared>,
 }
 
 /// The database under a ledger: open for writing, or read-only (SPEC.md section 4.4).
 enum Db {
-    Write(Database),
+    Write(Arc<Database>),
     Read(ReadOnlyDatabase),
 }
 
@@ -120,12 +136,34 @@ pub struct Snapshot {
 /// Dropping a batch without committing it writes nothing.
 pub struct Batch {
     txn: WriteTransaction,
+    /// On a shared ledger: the server's write, and this batch's records for it.
+    shared: Option<Sharing>,
     rules: u8,
     /// For a rebuild of an old ledger (`verify`, `as_of`): the ledger whose items a span
     /// logged below the index was given without a classification record, to copy them from.
     legacy: Option<(SnapshotTx, u64)>,
     /// Recall postings of this batch's texts not yet written (section 10b).
     recall: recall::Pending,
+}
+
+/// A batch's write on a shared ledger's server.
+struct Sharing {
+    /// The server's transaction, holding the batch's locks.
+    writing: Box<dyn Writing>,
+    /// The replica, to begin a write on again when the log moved.
+    db: Arc<Database>,
+    /// The log's size when the batch's own records began.
+    base: u64,
+    /// The streams the batch may append to; `None` for any.
+    streams: Option<Vec<String>>,
+    /// The batch's own records, in log order.
+    rows: Vec<Row>,
+    /// Meta entries the batch sets.
+    meta: Meta,
+    /// The ledger's location, for messages.
+    location: String,
+    /// Marks the replica busy while the batch is open.
+    _busy: Busy,
 }
 
 /// The result of an append.
@@ -230,8 +268,15 @@ impl Ledger {
     /// let ledger = cairn::Ledger::open(dir.path().join("agent.redb"))?;
     /// # Ok(()) }
     /// ```
+    ///
+    /// A `postgres://` (or `postgresql://`) URL in place of the path opens the ledger in that
+    /// PostgreSQL database, creating its tables if it has none (feature `postgres`, SPEC.md
+    /// section 17).
     pub fn open(path: impl AsRef<Path>) -> Result<Ledger> {
-        Ledger::open_with(path.as_ref(), false)
+        match url_of(path.as_ref()) {
+            Some(url) => Ledger::open_shared(url, true, DERIVATION),
+            None => Ledger::open_with(path.as_ref(), false),
+        }
     }
 
     /// Opens the ledger after redb has checked every page of the file: damage that a plain
@@ -258,8 +303,14 @@ impl Ledger {
     /// opens, any number of processes may read at once, and a reader reads committed
     /// snapshots beside the one process that writes. A ledger a crash left mid-write is
     /// refused ([`ErrorKind::NeedsRecovery`]): the next open for writing recovers it.
+    ///
+    /// On PostgreSQL (a `postgres://` URL), nothing is written to the server, and the ledger
+    /// must exist.
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<Ledger> {
         let path = path.as_ref();
+        if let Some(url) = url_of(path) {
+            return Ledger::open_shared(url, false, DERIVATION);
+        }
         not_a_directory(path)?;
         let db = Database::builder()
             .set_cache_size(CACHE_BYTES)
@@ -283,6 +334,7 @@ impl Ledger {
             db: Db::Read(db),
             path: path.to_path_buf(),
             rules: DERIVATION,
+            shared: None,
         };
         ledger.rules = match ledger.read_meta()? {
             Some(rules) => rules,
@@ -302,9 +354,10 @@ impl Ledger {
     /// the derived rules of version `rules`.
     fn start(db: Database, path: PathBuf, rules: u8) -> Result<Ledger> {
         let mut ledger = Ledger {
-            db: Db::Write(db),
+            db: Db::Write(Arc::new(db)),
             path,
             rules,
+            shared: None,
         };
         ledger.rules = ledger.init(rules)?;
         ledger.upgrade()?;
@@ -459,6 +512,12 @@ impl Ledger {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
             Err(e) => Err(io("cannot create the ledger", e).into()),
         }
+    }
+
+    /// Whether `location` names a ledger on a PostgreSQL server (a `postgres://` or
+    /// `postgresql://` URL) rather than a file.
+    pub fn is_url(location: &Path) -> bool {
+        url_of(location).is_some()
     }
 
     /// A ledger held in memory only, for tests and for rebuilding derived tables.
@@ -643,21 +702,282 @@ impl Ledger {
             .unwrap_or_default())
     }
 
-    /// A read snapshot of the committed state.
+    /// A read snapshot of the committed state. On a shared ledger, the state as the server
+    /// holds it now, read in one server snapshot.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        self.sync()?;
         Ok(Snapshot {
             txn: SnapshotTx::new(self.db.begin_read()?),
         })
     }
 
-    /// Starts a write batch. Only one batch is open at a time; a second call waits.
+    /// Starts a write batch. Only one batch is open at a time; a second call waits. On a shared
+    /// ledger, it also waits for every other process's batch to end, and holds theirs off
+    /// until it ends.
     pub fn batch(&self) -> Result<Batch> {
-        Ok(Batch {
-            txn: self.db.begin_write(&self.path)?,
+        self.begin(None)
+    }
+
+    /// Starts a write batch that appends to the named streams only (a record of another stream
+    /// is refused). On a file it is [`Ledger::batch`]. On a shared ledger it waits only for
+    /// other processes' batches on the same streams: batches on other streams are judged in
+    /// parallel, and their records enter the log one batch after another (SPEC.md section 17).
+    pub fn batch_for(&self, streams: &[&str]) -> Result<Batch> {
+        let names: Vec<String> = streams.iter().map(|s| s.to_string()).collect();
+        self.begin(Some(names))
+    }
+
+    fn begin(&self, streams: Option<Vec<String>>) -> Result<Batch> {
+        let txn = self.db.begin_write(&self.path)?;
+        let mut batch = Batch {
+            txn,
+            shared: None,
             rules: self.rules,
             legacy: None,
             recall: recall::Pending::default(),
-        })
+        };
+        let Some(shared) = &self.shared else {
+            return Ok(batch);
+        };
+        let Db::Write(db) = &self.db else {
+            return Err(ErrorKind::ReadOnly(self.path.clone()).into());
+        };
+        if !shared.writable {
+            return Err(ErrorKind::ReadOnly(self.path.clone()).into());
+        }
+        let busy = Busy::set(&shared.busy);
+        let mut writing = shared.log.begin(streams.as_deref())?;
+        let from = batch.len()?;
+        writing.tail(from, &mut |row| batch.replay(&row))?;
+        batch.shared = Some(Sharing {
+            writing,
+            db: Arc::clone(db),
+            base: batch.len()?,
+            streams,
+            rows: Vec::new(),
+            meta: Vec::new(),
+            location: shared.log.location().to_string(),
+            _busy: busy,
+        });
+        Ok(batch)
+    }
+
+    /// Brings a shared ledger's replica up to the server's log and meta, unless a batch of
+    /// this process is open (it brought the replica up to date when it began).
+    fn sync(&self) -> Result<()> {
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
+        if shared.busy.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut open: Option<Batch> = None;
+        let from = self.db.begin_read()?.open_table(LOG)?.len()?;
+        let meta = shared.log.tail(from, &mut |row| {
+            if open.is_none() {
+                open = Some(Batch {
+                    txn: self.db.begin_write(&self.path)?,
+                    shared: None,
+                    rules: self.rules,
+                    legacy: None,
+                    recall: recall::Pending::default(),
+                });
+            }
+            match open.as_mut() {
+                Some(batch) => batch.replay(&row),
+                None => Ok(()),
+            }
+        })?;
+        let signed = self.signed_meta()?;
+        let fresh: Meta = meta
+            .into_iter()
+            .filter(|(n, v)| {
+                SIGNED.contains(&n.as_str()) && !signed.contains(&(n.clone(), v.clone()))
+            })
+            .collect();
+        if !fresh.is_empty() {
+            if open.is_none() {
+                open = Some(Batch {
+                    txn: self.db.begin_write(&self.path)?,
+                    shared: None,
+                    rules: self.rules,
+                    legacy: None,
+                    recall: recall::Pending::default(),
+                });
+            }
+            if let Some(batch) = open.as_mut() {
+                batch.put_meta(&fresh)?;
+            }
+        }
+        match open {
+            Some(batch) => batch.commit(),
+            None => Ok(()),
+        }
+    }
+
+    /// The replica's signed-checkpoint meta entries.
+    fn signed_meta(&self) -> Result<Meta> {
+        let snap = self.db.begin_read()?;
+        let meta = snap.open_table(META)?;
+        let mut out = Vec::new();
+        for name in SIGNED {
+            if let Some(v) = meta.get(name)? {
+                out.push((name.to_string(), v.value().to_vec()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Opens the ledger in the database at `url`, creating it (deriving by rules version
+    /// `rules`) when `writable` and the database holds none.
+    fn open_shared(url: &str, writable: bool, rules: u8) -> Result<Ledger> {
+        let log = shared::connect(url)?;
+        let meta = match log.meta()? {
+            Some(meta) => meta,
+            None if writable => {
+                let id = new_ledger_id(Path::new(url));
+                log.create(&vec![
+                    ("format".into(), vec![FORMAT_VERSION]),
+                    ("rules".into(), vec![rules]),
+                    ("ledger_id".into(), id.to_vec()),
+                    (
+                        LEDGER_ID_CHECK.into(),
+                        ledger_id_check(&id, rules).to_vec(),
+                    ),
+                ])?
+            }
+            None => {
+                return Err(ErrorKind::Remote {
+                    url: log.location().to_string(),
+                    detail: "the database holds no cairn ledger; ingest into it first, or check the URL's database name".into(),
+                }
+                .into())
+            }
+        };
+        let get = |name: &str| meta.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let wrong = |detail: String| -> crate::error::Error {
+            ErrorKind::Remote {
+                url: log.location().to_string(),
+                detail,
+            }
+            .into()
+        };
+        match get("format").as_deref() {
+            Some([FORMAT_VERSION]) => {}
+            _ => {
+                return Err(wrong(format!(
+                    "its ledger is not of record format {FORMAT_VERSION}, which this build reads; open it with the cairn build that wrote it"
+                )))
+            }
+        }
+        let rules = match get("rules").as_deref() {
+            Some([v]) if (ITEMS_WITHOUT_RECORDS + 1..=DERIVATION).contains(v) => *v,
+            _ => {
+                return Err(wrong(format!(
+                    "its ledger derives by a rules version this build does not know (it knows {} to {DERIVATION}); open it with the cairn build that wrote it",
+                    ITEMS_WITHOUT_RECORDS + 1
+                )))
+            }
+        };
+        let id = get("ledger_id").unwrap_or_default();
+        let check = get(LEDGER_ID_CHECK).unwrap_or_default();
+        if id.len() != 16 || ledger_id_check(&id, rules).as_slice() != check.as_slice() {
+            return Err(wrong(
+                "its ledger id or rules version does not match the check written beside them; restore the database from a backup".into(),
+            ));
+        }
+        let db = Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .map_err(|e| open_error(Path::new(url), e))?;
+        let mut ledger = Ledger::start(db, PathBuf::from(log.location()), rules)?;
+        {
+            let mut batch = ledger.batch()?;
+            batch.put_meta(&vec![
+                ("ledger_id".into(), id),
+                (LEDGER_ID_CHECK.into(), check),
+            ])?;
+            batch.commit()?;
+        }
+        ledger.shared = Some(Shared {
+            log,
+            writable,
+            busy: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        });
+        ledger.sync()?;
+        Ok(ledger)
+    }
+
+    /// Copies every record of `from`, in its log order, into a new or empty ledger at `to` (a
+    /// path or a `postgres://` URL), with its ledger id and last signed checkpoint: `cairn
+    /// copy`. The copy has the same rids, log order and Merkle root; its tables are derived
+    /// from the records, and no gate or judge runs again. Returns the number of records.
+    pub fn copy(from: &Ledger, to: impl AsRef<Path>) -> Result<u64> {
+        let to = to.as_ref();
+        let refuse = |detail: String| -> crate::error::Error {
+            ErrorKind::Copy {
+                to: to.display().to_string(),
+                detail,
+            }
+            .into()
+        };
+        if from.rules <= ITEMS_WITHOUT_RECORDS {
+            return Err(refuse(format!(
+                "the source derives by rules version {}, whose span items were derived without records and cannot be derived again elsewhere; export it and ingest the export into the target instead",
+                from.rules
+            )));
+        }
+        let target = match url_of(to) {
+            Some(url) => Ledger::open_shared(url, true, from.rules)?,
+            None => {
+                not_a_directory(to)?;
+                if !to.exists() {
+                    Ledger::create_atomically(to)?;
+                }
+                let db = Database::builder()
+                    .set_cache_size(CACHE_BYTES)
+                    .set_concurrency_mode(SHARING)
+                    .create(to)
+                    .map_err(|e| open_error(to, e))?;
+                Ledger::start(db, to.to_path_buf(), from.rules)?
+            }
+        };
+        let mut batch = target.batch()?;
+        let held = batch.len()?;
+        if held > 0 {
+            return Err(refuse(format!(
+                "it already holds {held} records, and a copy goes only into a new or empty ledger; give a new path or an empty database"
+            )));
+        }
+        if target.rules != from.rules {
+            return Err(refuse(format!(
+                "it derives by rules version {} and the source by {}; give a new path or an empty database",
+                target.rules, from.rules
+            )));
+        }
+        let snap = from.snapshot()?;
+        let source = snap.txn.raw().open_table(META)?;
+        let mut meta = Vec::new();
+        for name in ["ledger_id", LEDGER_ID_CHECK].into_iter().chain(SIGNED) {
+            if let Some(v) = source.get(name)? {
+                meta.push((name.to_string(), v.value().to_vec()));
+            }
+        }
+        drop(source);
+        let size = snap.len()?;
+        for i in 0..size {
+            let Some((rid, record)) = snap.record_at(i)? else {
+                continue;
+            };
+            let done = batch.append_any(record)?;
+            if done.rid != rid || done.index != i {
+                return Err(refuse(format!(
+                    "record {rid} at log index {i} did not copy to the same rid and place; verify the source"
+                )));
+            }
+        }
+        batch.set_meta(&meta)?;
+        batch.commit()?;
+        Ok(size)
     }
 
     /// A ledger in memory with this one's derivation, and a batch on it that rebuilds this
@@ -869,9 +1189,33 @@ impl Batch {
                 new: false,
             });
         }
+        if let Some(Sharing {
+            streams: Some(streams),
+            ..
+        }) = &self.shared
+        {
+            if let Some(stream) = record.stream() {
+                if !streams.iter().any(|s| s == stream) {
+                    return Err(ErrorKind::OutsideBatch {
+                        stream: stream.to_string(),
+                        streams: streams.join(", "),
+                    }
+                    .into());
+                }
+            }
+        }
         self.check_links(record)?;
         self.check_unique(record)?;
         let index = self.write(record, rid, &bytes)?;
+        if let Some(s) = &mut self.shared {
+            s.rows.push(Row {
+                index,
+                rid,
+                bytes: bytes.clone(),
+                kind: record.kind() as u8,
+                stream: record.stream().map(str::to_string),
+            });
+        }
         self.derive(record, rid, index)?;
         self.recall.add(record, index);
         if self.recall.full() {
@@ -892,16 +1236,119 @@ impl Batch {
 
     /// Records the size and root of a checkpoint just signed over this ledger.
     pub(crate) fn record_signed(&mut self, size: u64, root: [u8; 32]) -> Result<()> {
-        let mut meta = self.txn.open_table(META)?;
-        meta.insert("signed_size", size.to_le_bytes().as_slice())?;
-        meta.insert("signed_root", root.as_slice())?;
+        self.set_meta(&vec![
+            ("signed_size".into(), size.to_le_bytes().to_vec()),
+            ("signed_root".into(), root.to_vec()),
+        ])
+    }
+
+    /// Sets meta entries, in the replica and, on a shared ledger, on the server at commit.
+    fn set_meta(&mut self, entries: &Meta) -> Result<()> {
+        self.put_meta(entries)?;
+        if let Some(s) = &mut self.shared {
+            s.meta.extend(entries.iter().cloned());
+        }
         Ok(())
     }
 
-    /// Makes every append of the batch durable at once.
+    /// Writes meta entries into this batch's own database.
+    fn put_meta(&mut self, entries: &Meta) -> Result<()> {
+        let mut meta = self.txn.open_table(META)?;
+        for (name, value) in entries {
+            meta.insert(name.as_str(), value.as_slice())?;
+        }
+        Ok(())
+    }
+
+    /// Derives a record another writer put in a shared ledger's log, checking that it lands
+    /// where the log has it.
+    fn replay(&mut self, row: &Row) -> Result<()> {
+        let record = decode(&row.bytes).map_err(|e| ErrorKind::CorruptRecord {
+            rid: row.rid,
+            index: row.index,
+            detail: format!("its bytes on the server do not decode ({e})"),
+        })?;
+        let done = self.append_any(record)?;
+        if done.rid != row.rid || done.index != row.index || !done.new {
+            return Err(ErrorKind::CorruptRecord {
+                rid: row.rid,
+                index: row.index,
+                detail: format!(
+                    "on the server its bytes hash to {} and land at index {}{}",
+                    done.rid,
+                    done.index,
+                    if done.new { "" } else { " as a repeat" }
+                ),
+            }
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Makes every append of the batch durable at once. On a shared ledger the records go to
+    /// the server in one transaction, after any that other processes appended since the batch
+    /// began; if the connection is lost, nothing of the batch is in the ledger, or (when it
+    /// was lost in the commit itself) the error says it may be, and a retry writes nothing
+    /// twice.
     pub fn commit(mut self) -> Result<()> {
         self.recall.flush(&self.txn)?;
-        Ok(self.txn.commit()?)
+        let Some(mut sharing) = self.shared.take() else {
+            return Ok(self.txn.commit()?);
+        };
+        if sharing.rows.is_empty() && sharing.meta.is_empty() {
+            // Only others' records were derived: the replica keeps them.
+            drop(sharing);
+            return Ok(self.txn.commit()?);
+        }
+        let mut txn = self.txn;
+        loop {
+            match sharing
+                .writing
+                .publish(sharing.base, &sharing.rows, &sharing.meta)?
+            {
+                Published::Done => {
+                    drop(sharing);
+                    return Ok(txn.commit()?);
+                }
+                Published::Moved(head) => {
+                    // Others appended meanwhile: derive their records, then this batch's
+                    // again after them (the same records, so the same rids and verdicts).
+                    drop(txn);
+                    let mut again = Batch {
+                        txn: sharing.db.begin_write()?,
+                        shared: None,
+                        rules: self.rules,
+                        legacy: None,
+                        recall: recall::Pending::default(),
+                    };
+                    let from = again.len()?;
+                    sharing.writing.tail(from, &mut |row| again.replay(&row))?;
+                    let base = again.len()?;
+                    if base != head {
+                        return Err(ErrorKind::Remote {
+                            url: sharing.location.clone(),
+                            detail: format!("its log's head is at {head}, and only {base} records could be read; nothing of this batch was written: retry it"),
+                        }
+                        .into());
+                    }
+                    let ours = std::mem::take(&mut sharing.rows);
+                    sharing.base = base;
+                    again.shared = Some(sharing);
+                    for row in &ours {
+                        let record = decode(&row.bytes)?;
+                        again.append_any(record)?;
+                    }
+                    again.recall.flush(&again.txn)?;
+                    sharing = again.shared.take().ok_or_else(|| {
+                        crate::error::Error::from(ErrorKind::Remote {
+                            url: String::new(),
+                            detail: "a write batch lost its server transaction while it was placed after others' records; nothing of it was written: retry it".into(),
+                        })
+                    })?;
+                    txn = again.txn;
+                }
+            }
+        }
     }
 
     fn check_links(&self, record: &Record) -> Result<()> {

@@ -168,7 +168,8 @@ fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
 }
 
 pub fn run(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8, Failure> {
-    let existed = db.exists();
+    // A server's ledger is never removed: another process may be writing to it.
+    let existed = db.exists() || Ledger::is_url(db);
     let result = run_on(db, gate, file, as_json);
     // A first ingest that failed leaves no ledger behind: the file it created holds nothing.
     if result.is_err() && !existed {

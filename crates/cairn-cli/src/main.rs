@@ -26,7 +26,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "cairn", version, about)]
 struct Cli {
-    /// The ledger file (else $CAIRN_DB, else ./cairn.redb).
+    /// The ledger: a file, or a postgres:// URL with no password in it (else $CAIRN_DB, else
+    /// ./cairn.redb). The password comes from $PGPASSWORD or the file $CAIRN_DB_PASSWORD_FILE.
     #[arg(long, global = true, env = "CAIRN_DB", default_value = "cairn.redb")]
     db: PathBuf,
     /// Print results as JSON.
@@ -93,6 +94,15 @@ enum Command {
         /// The verifier key (from `cairn keygen`) whose signature the checkpoint must carry.
         #[arg(long, requires = "against")]
         pubkey: Option<PathBuf>,
+    },
+    /// Copy every record, in log order, with the ledger's id and last signed checkpoint, into a
+    /// new or empty ledger: a file or a postgres:// URL. The copy has the same rids, log order,
+    /// Merkle root and export; its tables are derived again, and no gate or judge runs.
+    Copy {
+        /// The ledger to copy: a file or a postgres:// URL.
+        from: PathBuf,
+        /// The new ledger: a new path, or a URL of a database without a cairn ledger.
+        to: PathBuf,
     },
     /// Recover a ledger a crash left mid-write (redb replays its own log, keeping every
     /// committed batch whole), then verify it, and say what was done.
@@ -492,6 +502,7 @@ fn run(cli: &Cli) -> Outcome {
         Command::Import { format, path } => import_cmd::run(&cli.db, &gate, format, path, cli.json),
         Command::Verify { against: None, .. } => verify(&cli.db, cli.json),
         Command::Recover => recover(&cli.db, cli.json),
+        Command::Copy { from, to } => copy(from, to, cli.json),
         Command::Verify {
             against: Some(file),
             pubkey,
@@ -585,7 +596,8 @@ fn run(cli: &Cli) -> Outcome {
 /// A ledger the command reads or appends to must already exist: only `ingest` and `demo`
 /// create one.
 fn must_exist(path: &Path) -> Result<(), Failure> {
-    if path.exists() {
+    // A server says for itself whether it holds a ledger.
+    if path.exists() || Ledger::is_url(path) {
         return Ok(());
     }
     Err(Failure::usage(format!(
@@ -656,6 +668,45 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
     } else {
         3
     })
+}
+
+/// `cairn copy FROM TO`: reads FROM, writes a new ledger at TO, and prints both logs' size and
+/// Merkle root, which must match.
+fn copy(from: &Path, to: &Path, as_json: bool) -> Outcome {
+    let source = open_reader(from)?;
+    let records = Ledger::copy(&source, to)?;
+    let before = cairn::checkpoint::Log::new(&source).checkpoint()?;
+    drop(source);
+    let target = Ledger::open_read_only(to)?;
+    let after = cairn::checkpoint::Log::new(&target).checkpoint()?;
+    let root = |h: &[u8; 32]| h.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    if (before.size, before.root) != (after.size, after.root) {
+        return Err(Failure {
+            code: 3,
+            message: format!(
+                "the copy at {} has {} records and root {}, and the source {} records and root {}; verify both",
+                to.display(),
+                after.size,
+                root(&after.root),
+                before.size,
+                root(&before.root)
+            ),
+        });
+    }
+    if as_json {
+        println!(
+            "{}",
+            json!({"from": from.display().to_string(), "to": to.display().to_string(), "records": records, "root": root(&after.root)})
+        );
+    } else {
+        println!(
+            "copied {records} records from {} to {}; both logs have Merkle root {}",
+            from.display(),
+            to.display(),
+            root(&after.root)
+        );
+    }
+    Ok(0)
 }
 
 /// When redb finds the file damaged, runs cairn's own checks on a copy, so the damaged

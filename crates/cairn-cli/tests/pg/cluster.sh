@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for cairn's tests and benchmarks (SPEC.md section 17), from
+# Debian's packages: `cluster.sh PORT` starts one on 127.0.0.1:PORT unless it already runs,
+# and prints its URL (superuser `cairn`, no password, trust on loopback only).
+#
+# PostgreSQL refuses to run as root: as root, the cluster runs as the system user `cairnpg`
+# (created if missing), in /tmp/cairn-pg-PORT. Safe to call from several processes at once.
+set -euo pipefail
+port="${1:-55432}"
+dir="/tmp/cairn-pg-$port"
+bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+  echo "PostgreSQL's server is not installed; install Debian's package: apt-get install -y postgresql" >&2
+  exit 1
+fi
+as() { "$@"; }
+if [ "$(id -u)" = 0 ]; then
+  if ! id cairnpg >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin cairnpg
+  fi
+  as() { runuser -u cairnpg -- "$@"; }
+fi
+mkdir -p "$dir"
+[ "$(id -u)" = 0 ] && chown cairnpg "$dir"
+exec 9>"$dir.lock"
+flock 9
+if ! as "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    as "$bin/initdb" -D "$dir/data" -U cairn --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
+      { cat "$dir/initdb.log" >&2; exit 1; }
+    cat >"$dir/data/pg_hba.conf" <<EOF
+local all all trust
+host all all 127.0.0.1/32 trust
+EOF
+  fi
+  as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" >/dev/null ||
+    { tail -n 20 "$dir/server.log" >&2; exit 1; }
+fi
+echo "postgres://cairn@127.0.0.1:$port/postgres"

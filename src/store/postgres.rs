@@ -1,0 +1,537 @@
+//! The shared log on PostgreSQL (feature `postgres`, SPEC.md section 17): three tables and
+//! three kinds of advisory lock.
+//!
+//! - `cairn_log (idx, rid, kind, stream, bytes)`: every record's canonical bytes, keyed by its
+//!   log index, the Merkle tree's leaf order; `rid` is unique.
+//! - `cairn_head (size)`: one row, the log's size, updated last in every append.
+//! - `cairn_meta (name, value)`: the schema version, the format, the rules version, the ledger
+//!   id and its check, and the last signed checkpoint's size and root.
+//!
+//! A write holds the lock on every stream, or a shared hold on all streams and the locks of its
+//! own; it takes the log-order lock only to append, so writers of different streams gate in
+//! parallel and append one after the other. Locks are transaction-scoped: a dropped connection
+//! rolls its transaction back and frees them.
+
+use super::shared::{Meta, Published, Row, SharedLog, Writing};
+use crate::error::{ErrorKind, Result};
+use crate::record::Rid;
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::Type;
+use postgres::{Client, Config, IsolationLevel, NoTls};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The version of the tables this build reads and writes, kept in `cairn_meta` as `schema`.
+pub const SCHEMA: u8 = 1;
+
+/// Records read from the server per round trip.
+const PAGE: i32 = 2_000;
+
+/// The tables of a new ledger.
+const CREATE: &str = "
+CREATE TABLE cairn_meta (name text PRIMARY KEY, value bytea NOT NULL);
+CREATE TABLE cairn_log (
+    idx bigint PRIMARY KEY,
+    rid bytea NOT NULL UNIQUE,
+    kind smallint NOT NULL,
+    stream text,
+    bytes bytea NOT NULL
+);
+CREATE TABLE cairn_head (
+    only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    size bigint NOT NULL
+);
+INSERT INTO cairn_head (size) VALUES (0);
+";
+
+/// The advisory lock's key for a name: the first 8 bytes of its BLAKE3 hash.
+fn key(name: &str) -> i64 {
+    let h = blake3::hash(format!("cairn lock {name}").as_bytes());
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h.as_bytes()[..8]);
+    i64::from_le_bytes(b)
+}
+
+/// A ledger's log on a PostgreSQL server.
+pub(crate) struct Postgres(Arc<Inner>);
+
+struct Inner {
+    /// The URL as given: it holds no password.
+    shown: String,
+    config: Config,
+    tls: Option<MakeRustlsConnect>,
+    /// The connection snapshots read through.
+    reader: Mutex<Option<Client>>,
+    /// Idle connections for writes.
+    writers: Mutex<Vec<Client>>,
+}
+
+impl Postgres {
+    /// Parses `url`, reads the password from the environment and connects once, so a wrong URL
+    /// or a server that is down is reported now.
+    pub fn connect(url: &str) -> Result<Postgres> {
+        let (base, params) = match url.split_once('?') {
+            Some((b, q)) => (b, q),
+            None => (url, ""),
+        };
+        let shown = url.to_string();
+        let fail = |detail: String| -> crate::error::Error {
+            ErrorKind::Remote {
+                url: shown.clone(),
+                detail,
+            }
+            .into()
+        };
+        let mut mode = String::new();
+        let mut root = std::env::var("PGSSLROOTCERT").ok();
+        let mut rest = Vec::new();
+        for pair in params.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("sslmode", v)) => mode = v.to_string(),
+                Some(("sslrootcert", v)) => root = Some(v.to_string()),
+                _ => rest.push(pair),
+            }
+        }
+        if mode.is_empty() {
+            mode = std::env::var("PGSSLMODE").unwrap_or_default();
+        }
+        let plain = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        let mut config = Config::from_str(&plain).map_err(|e| {
+            fail(format!(
+                "the URL cannot be read ({e}); write it as postgres://USER@HOST:PORT/DATABASE"
+            ))
+        })?;
+        if config.get_password().is_some() {
+            return Err(fail("the URL holds a password, which cairn would print in its messages; take it out of the URL and put it in $PGPASSWORD, or in a file named by $CAIRN_DB_PASSWORD_FILE".into()));
+        }
+        if let Ok(file) = std::env::var("CAIRN_DB_PASSWORD_FILE") {
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                fail(format!(
+                    "the password file {file} (named by $CAIRN_DB_PASSWORD_FILE) cannot be read ({e}); fix the path or its permissions"
+                ))
+            })?;
+            config.password(text.lines().next().unwrap_or_default());
+        } else if let Ok(p) = std::env::var("PGPASSWORD") {
+            config.password(p);
+        }
+        if config.get_user().is_none() {
+            if let Ok(u) = std::env::var("PGUSER").or_else(|_| std::env::var("USER")) {
+                config.user(&u);
+            }
+        }
+        config.application_name("cairn");
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let tls = match mode.as_str() {
+            "" | "disable" | "allow" | "prefer" => None,
+            "require" | "verify-ca" | "verify-full" => {
+                config.ssl_mode(postgres::config::SslMode::Require);
+                Some(tls(root.as_deref()).map_err(fail)?)
+            }
+            other => {
+                return Err(fail(format!(
+                    "sslmode={other} is not a mode cairn knows; give disable, require, verify-ca or verify-full"
+                )))
+            }
+        };
+        let inner = Inner {
+            shown,
+            config,
+            tls,
+            reader: Mutex::new(None),
+            writers: Mutex::new(Vec::new()),
+        };
+        let first = inner.open()?;
+        *inner.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(first);
+        Ok(Postgres(Arc::new(inner)))
+    }
+}
+
+/// The TLS settings of a URL that asks for TLS: the server's certificate is checked against
+/// the CA certificates in `root` (PEM), or else against the Mozilla roots, and its name against
+/// the host, whatever the mode (cairn never sends a ledger to a server it has not verified).
+fn tls(root: Option<&str>) -> std::result::Result<MakeRustlsConnect, String> {
+    use rustls::pki_types::{pem::PemObject, CertificateDer};
+    let mut roots = rustls::RootCertStore::empty();
+    match root {
+        Some(path) => {
+            let certs = CertificateDer::pem_file_iter(path).map_err(|e| {
+                format!("the CA certificate file {path} (sslrootcert) cannot be read ({e}); give a PEM file of the CA that signed the server's certificate")
+            })?;
+            for cert in certs {
+                let cert = cert.map_err(|e| format!("the CA certificate file {path} (sslrootcert) is not PEM ({e}); give a PEM file"))?;
+                roots.add(cert).map_err(|e| {
+                    format!("the CA certificate file {path} (sslrootcert) holds a certificate rustls refuses ({e}); give the CA's certificate")
+                })?;
+            }
+            if roots.is_empty() {
+                return Err(format!("the CA certificate file {path} (sslrootcert) holds no certificate; give a PEM file of the CA"));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS cannot be set up ({e})"))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
+}
+
+impl Inner {
+    fn fail(&self, detail: String) -> crate::error::Error {
+        ErrorKind::Remote {
+            url: self.shown.clone(),
+            detail,
+        }
+        .into()
+    }
+
+    /// The error for a failed query: the server's own words, and what to do.
+    fn query_failed(&self, doing: &str, e: &postgres::Error) -> crate::error::Error {
+        let said = match e.as_db_error() {
+            Some(db) => format!("{}: {}", db.severity(), db.message()),
+            None => e.to_string(),
+        };
+        let way = if e.is_closed() || e.as_db_error().is_none() {
+            "the connection was lost; check that the server runs, then retry"
+        } else {
+            "check that the user may read and write the cairn_ tables of this database"
+        };
+        self.fail(format!("{doing} failed ({said}); {way}"))
+    }
+
+    /// A new connection.
+    fn open(&self) -> Result<Client> {
+        let made = match &self.tls {
+            Some(tls) => self.config.connect(tls.clone()),
+            None => self.config.connect(NoTls),
+        };
+        made.map_err(|e| {
+            let mut detail = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                detail = format!("{detail}: {s}");
+                source = s.source();
+            }
+            self.fail(format!(
+                "cannot connect ({detail}); check that the server runs, that the URL's host, port, user and database are right, and, with TLS, that sslrootcert names the CA of the server's certificate"
+            ))
+        })
+    }
+
+    /// Runs `f` on the reader connection, opening it anew when it was lost.
+    fn with_reader<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+        let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_none_or(|c| c.is_closed()) {
+            *slot = Some(self.open()?);
+        }
+        let client = slot
+            .as_mut()
+            .ok_or_else(|| self.fail("no connection".into()))?;
+        let out = f(client);
+        if client.is_closed() {
+            *slot = None;
+        }
+        out
+    }
+
+    /// Reads the meta table, or `None` when there is none; checks the schema version.
+    fn read_meta(&self, client: &mut impl postgres::GenericClient) -> Result<Option<Meta>> {
+        let exists: bool = client
+            .query_one("SELECT to_regclass('cairn_meta') IS NOT NULL", &[])
+            .map_err(|e| self.query_failed("looking for the ledger's tables", &e))?
+            .get(0);
+        if !exists {
+            return Ok(None);
+        }
+        let rows = client
+            .query("SELECT name, value FROM cairn_meta ORDER BY name", &[])
+            .map_err(|e| self.query_failed("reading the ledger's meta", &e))?;
+        let meta: Meta = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        let schema = meta
+            .iter()
+            .find(|(n, _)| n == "schema")
+            .map(|(_, v)| v.clone());
+        match schema.as_deref() {
+            Some([SCHEMA]) => Ok(Some(meta)),
+            Some(v) => Err(self.fail(format!(
+                "its tables are of cairn schema version {}, and this build reads version {SCHEMA}; open it with the cairn build that wrote it, and `cairn copy` it to a file to move it",
+                v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(".")
+            ))),
+            None => Err(self.fail(
+                "its cairn_meta table has no schema version, so it was not written by cairn; give a database cairn created, or an empty one".into(),
+            )),
+        }
+    }
+}
+
+/// Reads pages of the log from `from` on, checking that the indexes follow each other.
+fn read_log(
+    inner: &Inner,
+    client: &mut impl postgres::GenericClient,
+    from: u64,
+    f: &mut dyn FnMut(Row) -> Result<()>,
+) -> Result<()> {
+    let mut next = from;
+    loop {
+        let rows = client
+            .query(
+                "SELECT idx, rid, bytes FROM cairn_log WHERE idx >= $1 ORDER BY idx LIMIT $2",
+                &[&(next as i64), &i64::from(PAGE)],
+            )
+            .map_err(|e| inner.query_failed("reading the log", &e))?;
+        let n = rows.len();
+        for row in rows {
+            let index: i64 = row.get(0);
+            let rid: Vec<u8> = row.get(1);
+            if index as u64 != next {
+                return Err(inner.fail(format!(
+                    "its log has no record at index {next} (the next is at {index}); the cairn_log table was changed outside cairn: restore the database from a backup"
+                )));
+            }
+            let rid: [u8; 32] = rid.try_into().map_err(|_| {
+                inner.fail(format!(
+                    "the rid at log index {next} is not 32 bytes; restore the database from a backup"
+                ))
+            })?;
+            f(Row {
+                index: next,
+                rid: Rid(rid),
+                bytes: row.get(2),
+                kind: 0,
+                stream: None,
+            })?;
+            next += 1;
+        }
+        if n < PAGE as usize {
+            return Ok(());
+        }
+    }
+}
+
+impl SharedLog for Postgres {
+    fn location(&self) -> &str {
+        &self.0.shown
+    }
+
+    fn meta(&self) -> Result<Option<Meta>> {
+        self.0.with_reader(|c| self.0.read_meta(c))
+    }
+
+    fn create(&self, meta: &Meta) -> Result<Meta> {
+        let inner = &self.0;
+        inner.with_reader(|client| {
+            let mut tx = client
+                .transaction()
+                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key("create")])
+                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
+            if let Some(there) = inner.read_meta(&mut tx)? {
+                return Ok(there);
+            }
+            let stray: bool = tx
+                .query_one(
+                    "SELECT to_regclass('cairn_log') IS NOT NULL OR to_regclass('cairn_head') IS NOT NULL",
+                    &[],
+                )
+                .map_err(|e| inner.query_failed("creating the ledger", &e))?
+                .get(0);
+            if stray {
+                return Err(inner.fail("it has a cairn_log or cairn_head table but no cairn_meta table, so it is not a whole cairn ledger; give an empty database, or drop those tables".into()));
+            }
+            tx.batch_execute(CREATE)
+                .map_err(|e| inner.query_failed("creating the ledger's tables", &e))?;
+            let mut all = meta.clone();
+            all.push(("schema".into(), vec![SCHEMA]));
+            for (name, value) in &all {
+                tx.execute(
+                    "INSERT INTO cairn_meta (name, value) VALUES ($1, $2)",
+                    &[name, value],
+                )
+                .map_err(|e| inner.query_failed("creating the ledger's meta", &e))?;
+            }
+            tx.commit()
+                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
+            Ok(all)
+        })
+    }
+
+    fn tail(&self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<Meta> {
+        let inner = &self.0;
+        inner.with_reader(|client| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .map_err(|e| inner.query_failed("starting a read", &e))?;
+            let meta = inner.read_meta(&mut tx)?.ok_or_else(|| {
+                inner.fail("its cairn tables are gone; restore the database from a backup".into())
+            })?;
+            read_log(inner, &mut tx, from, f)?;
+            tx.commit()
+                .map_err(|e| inner.query_failed("ending a read", &e))?;
+            Ok(meta)
+        })
+    }
+
+    fn begin(&self, streams: Option<&[String]>) -> Result<Box<dyn Writing>> {
+        let inner = &self.0;
+        let pooled = inner
+            .writers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        let mut client = match pooled {
+            Some(c) if !c.is_closed() => c,
+            _ => inner.open()?,
+        };
+        let locked = (|| {
+            client.batch_execute("BEGIN")?;
+            match streams {
+                None => {
+                    client.execute("SELECT pg_advisory_xact_lock($1)", &[&key("streams")])?;
+                }
+                Some(names) => {
+                    client.execute(
+                        "SELECT pg_advisory_xact_lock_shared($1)",
+                        &[&key("streams")],
+                    )?;
+                    let mut keys: Vec<i64> =
+                        names.iter().map(|s| key(&format!("stream {s}"))).collect();
+                    // One order for every writer, so two writers never wait on each other.
+                    keys.sort_unstable();
+                    keys.dedup();
+                    for k in keys {
+                        client.execute("SELECT pg_advisory_xact_lock($1)", &[&k])?;
+                    }
+                }
+            }
+            Ok::<(), postgres::Error>(())
+        })();
+        locked.map_err(|e| inner.query_failed("taking the write locks", &e))?;
+        Ok(Box::new(PgWriting {
+            inner: Arc::clone(inner),
+            client: Some(client),
+        }))
+    }
+}
+
+/// A write transaction on the server, holding its locks.
+struct PgWriting {
+    inner: Arc<Inner>,
+    /// The connection, until the transaction ends.
+    client: Option<Client>,
+}
+
+impl PgWriting {
+    fn client(&mut self) -> Result<&mut Client> {
+        let inner = &self.inner;
+        self.client
+            .as_mut()
+            .ok_or_else(|| inner.fail("the write was already published".into()))
+    }
+}
+
+impl Writing for PgWriting {
+    fn tail(&mut self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<()> {
+        let inner = Arc::clone(&self.inner);
+        read_log(&inner, self.client()?, from, f)
+    }
+
+    fn publish(&mut self, base: u64, rows: &[Row], meta: &Meta) -> Result<Published> {
+        let inner = Arc::clone(&self.inner);
+        let client = self.client()?;
+        let rolled_back = |e: postgres::Error| {
+            let said = match e.as_db_error() {
+                Some(db) => format!("{}: {}", db.severity(), db.message()),
+                None => e.to_string(),
+            };
+            inner.fail(format!(
+                "appending failed ({said}), and the server rolled the batch back: none of its records was written; retry it (the same records get the same rids, and a record already in the ledger is not written twice)"
+            ))
+        };
+        client
+            .execute("SELECT pg_advisory_xact_lock($1)", &[&key("log")])
+            .map_err(rolled_back)?;
+        let head: i64 = client
+            .query_one("SELECT size FROM cairn_head", &[])
+            .map_err(rolled_back)?
+            .get(0);
+        if head as u64 != base {
+            return Ok(Published::Moved(head as u64));
+        }
+        if !rows.is_empty() {
+            let sink = client
+                .copy_in("COPY cairn_log (idx, rid, kind, stream, bytes) FROM STDIN BINARY")
+                .map_err(rolled_back)?;
+            let mut writer = BinaryCopyInWriter::new(
+                sink,
+                &[Type::INT8, Type::BYTEA, Type::INT2, Type::TEXT, Type::BYTEA],
+            );
+            for row in rows {
+                writer
+                    .write(&[
+                        &(row.index as i64),
+                        &row.rid.0.as_slice(),
+                        &i16::from(row.kind),
+                        &row.stream,
+                        &row.bytes.as_slice(),
+                    ])
+                    .map_err(rolled_back)?;
+            }
+            writer.finish().map_err(rolled_back)?;
+        }
+        for (name, value) in meta {
+            client
+                .execute(
+                    "INSERT INTO cairn_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+                    &[name, value],
+                )
+                .map_err(rolled_back)?;
+        }
+        let size = (base + rows.len() as u64) as i64;
+        client
+            .execute("UPDATE cairn_head SET size = $1", &[&size])
+            .map_err(rolled_back)?;
+        if let Err(e) = client.batch_execute("COMMIT") {
+            // The server may have committed before the connection went.
+            self.client = None;
+            return Err(inner.fail(format!(
+                "the connection was lost while committing ({e}), so the batch may or may not be in the log; retry it: a record already in the ledger is not written twice"
+            )));
+        }
+        if let Some(c) = self.client.take() {
+            inner
+                .writers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(c);
+        }
+        Ok(Published::Done)
+    }
+}
+
+impl Drop for PgWriting {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.client.take() {
+            if !c.is_closed() && c.batch_execute("ROLLBACK").is_ok() {
+                self.inner
+                    .writers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(c);
+            }
+        }
+    }
+}
