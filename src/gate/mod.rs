@@ -175,14 +175,37 @@ impl Gatekeeper {
     pub fn judged<T, E: From<crate::error::Error>>(
         &self,
         ledger: &Ledger,
+        write: impl FnMut(&mut Batch) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        self.judged_in(ledger, None, write)
+    }
+
+    /// [`Gatekeeper::judged`] in a batch for the named streams only ([`Ledger::batch_for`]):
+    /// on a shared ledger, writers of other streams are judged in parallel.
+    pub fn judged_for<T, E: From<crate::error::Error>>(
+        &self,
+        ledger: &Ledger,
+        streams: &[&str],
+        write: impl FnMut(&mut Batch) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        self.judged_in(ledger, Some(streams), write)
+    }
+
+    fn judged_in<T, E: From<crate::error::Error>>(
+        &self,
+        ledger: &Ledger,
+        streams: Option<&[&str]>,
         mut write: impl FnMut(&mut Batch) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
         const ROUNDS: usize = 3;
         self.scorer.begin();
         let mut round = 1;
         loop {
-            let run = ledger
-                .batch()
+            let begun = match streams {
+                Some(names) => ledger.batch_for(names),
+                None => ledger.batch(),
+            };
+            let run = begun
                 .map_err(E::from)
                 .and_then(|mut batch| write(&mut batch).map(|out| (batch, out)));
             let (batch, out) = match run {

@@ -281,8 +281,12 @@ impl Ledger {
 
     /// Opens the ledger after redb has checked every page of the file: damage that a plain
     /// open could trip over is reported as [`ErrorKind::CorruptFile`]. `verify` opens this way.
+    /// On PostgreSQL it is [`Ledger::open`]: the server checks its own pages.
     pub fn open_checked(path: impl AsRef<Path>) -> Result<Ledger> {
-        Ledger::open_with(path.as_ref(), true)
+        match url_of(path.as_ref()) {
+            Some(url) => Ledger::open_shared(url, true, DERIVATION),
+            None => Ledger::open_with(path.as_ref(), true),
+        }
     }
 
     fn open_with(path: &Path, check: bool) -> Result<Ledger> {

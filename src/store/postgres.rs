@@ -76,7 +76,7 @@ impl Postgres {
             Some((b, q)) => (b, q),
             None => (url, ""),
         };
-        let shown = url.to_string();
+        let shown = redacted(url);
         let fail = |detail: String| -> crate::error::Error {
             ErrorKind::Remote {
                 url: shown.clone(),
@@ -151,6 +151,21 @@ impl Postgres {
         let first = inner.open()?;
         *inner.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(first);
         Ok(Postgres(Arc::new(inner)))
+    }
+}
+
+/// `url` without the password of its user part, if it has one.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{name}:***@{host}{}", &rest[end..])
+        }
+        _ => url.to_string(),
     }
 }
 

@@ -122,7 +122,7 @@ pub(crate) fn connect(url: &str) -> Result<Arc<dyn SharedLog>> {
 #[cfg(not(feature = "postgres"))]
 pub(crate) fn connect(url: &str) -> Result<Arc<dyn SharedLog>> {
     Err(crate::error::ErrorKind::Remote {
-        url: url.split('@').next_back().unwrap_or_default().to_string(),
+        url: url.rsplit('@').next().unwrap_or_default().to_string(),
         detail: "this build of cairn has no PostgreSQL backend; build it with the cargo feature `postgres` (the `cairn` binary has it by default), or give a file path".into(),
     }
     .into())

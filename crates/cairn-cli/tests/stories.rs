@@ -25,7 +25,18 @@ fn gates(v: &Value) -> Vec<String> {
 /// Seed 000: "libfoo was upgraded to 2.4.0" where the user said "still on 2.3.1, do not bump".
 #[test]
 fn libfoo_upgraded_to_2_4_0_is_refused() {
-    let t = Tmp::new();
+    libfoo_upgraded_to_2_4_0_is_refused_on(Tmp::new());
+}
+
+/// The same story on a ledger in PostgreSQL (SPEC.md section 17).
+#[test]
+fn libfoo_upgraded_to_2_4_0_is_refused_on_postgres() {
+    libfoo_upgraded_to_2_4_0_is_refused_on(Tmp::postgres(
+        "story_libfoo_upgraded_to_2_4_0_is_refused",
+    ));
+}
+
+fn libfoo_upgraded_to_2_4_0_is_refused_on(t: Tmp) {
     let (c, _, e) = ingest(
         &t,
         "a.jsonl",
@@ -73,7 +84,18 @@ fn libfoo_upgraded_to_2_4_0_is_refused() {
 /// "connection refused" span evicted as redundant.
 #[test]
 fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused() {
-    let t = Tmp::new();
+    port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(Tmp::new());
+}
+
+/// The same story on a ledger in PostgreSQL (SPEC.md section 17).
+#[test]
+fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on_postgres() {
+    port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(Tmp::postgres(
+        "story_port_5433_hedge_stripped_then_disconfirm",
+    ));
+}
+
+fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(t: Tmp) {
     let (c, out, e) = ingest(
         &t,
         "a.jsonl",
@@ -114,7 +136,18 @@ fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused() {
 /// Seed 003: a prohibition lost after the third compaction while the self-score was 0.91.
 #[test]
 fn drop_table_unpinned_then_pin_loss_then_action_refused() {
-    let t = Tmp::new();
+    drop_table_unpinned_then_pin_loss_then_action_refused_on(Tmp::new());
+}
+
+/// The same story on a ledger in PostgreSQL (SPEC.md section 17).
+#[test]
+fn drop_table_unpinned_then_pin_loss_then_action_refused_on_postgres() {
+    drop_table_unpinned_then_pin_loss_then_action_refused_on(Tmp::postgres(
+        "story_drop_table_unpinned_then_pin_loss_then_a",
+    ));
+}
+
+fn drop_table_unpinned_then_pin_loss_then_action_refused_on(t: Tmp) {
     let spans = r#"{"kind":"span","stream":"m","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database; archive old tables instead."}
 {"kind":"span","stream":"m","turn":40,"role":"tool","name":"psql","text":"ALTER TABLE orders_old SET TABLESPACE archive; ALTER TABLE"}
 "#;

@@ -8,6 +8,7 @@ mod crash;
 mod import;
 mod limits;
 mod mcp;
+mod postgres;
 mod replay;
 mod stories;
 mod tlog;

@@ -6,17 +6,33 @@ use std::process::{Command, Output, Stdio};
 
 pub struct Tmp {
     pub dir: tempfile::TempDir,
+    /// The ledger's URL when it lives on the test PostgreSQL server.
+    pub url: Option<String>,
 }
 
 impl Tmp {
     pub fn new() -> Tmp {
         Tmp {
             dir: tempfile::tempdir().expect("temp dir"),
+            url: None,
         }
     }
 
+    /// A temporary directory, with the ledger in a new empty database `name` on the test
+    /// PostgreSQL server.
+    pub fn postgres(name: &str) -> Tmp {
+        Tmp {
+            dir: tempfile::tempdir().expect("temp dir"),
+            url: Some(pg_database(name)),
+        }
+    }
+
+    /// The ledger: a file in the directory, or the database's URL.
     pub fn db(&self) -> PathBuf {
-        self.dir.path().join("ledger.redb")
+        match &self.url {
+            Some(url) => PathBuf::from(url),
+            None => self.dir.path().join("ledger.redb"),
+        }
     }
 
     pub fn file(&self, name: &str, content: &[u8]) -> PathBuf {
@@ -43,6 +59,53 @@ impl Tmp {
     pub fn cairn(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
         run_cairn(&self.db(), args, stdin)
     }
+}
+
+/// The PostgreSQL server the tests use: $CAIRN_TEST_PG (a superuser's URL), or else a
+/// throwaway cluster that `tests/pg/cluster.sh` starts on port 55432 (Debian's PostgreSQL).
+pub fn pg_server() -> String {
+    static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("CAIRN_TEST_PG") {
+            return url;
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh");
+        let out = Command::new("bash")
+            .args([script, "55432"])
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "the test PostgreSQL cluster did not start (install Debian's postgresql, or set CAIRN_TEST_PG): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    })
+    .clone()
+}
+
+/// The URL of database `name` on the test server.
+pub fn pg_url(name: &str) -> String {
+    let server = pg_server();
+    let (base, _) = server.rsplit_once('/').expect("a URL with a database");
+    format!("{base}/{name}")
+}
+
+/// An administrator's connection to the test server.
+pub fn pg_admin() -> postgres::Client {
+    postgres::Client::connect(&pg_server(), postgres::NoTls).expect("connect to the test server")
+}
+
+/// A new empty database `name` on the test server (dropped first if a run left it); its URL.
+pub fn pg_database(name: &str) -> String {
+    let mut admin = pg_admin();
+    admin
+        .execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"), &[])
+        .expect("drop the test database");
+    admin
+        .execute(&format!("CREATE DATABASE {name}"), &[])
+        .expect("create the test database");
+    pg_url(name)
 }
 
 pub fn run_cairn(db: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -87,7 +150,7 @@ pub const LIBFOO: &str = r#"{"kind":"span","stream":"s1","turn":160,"role":"user
 
 /// Record count and export of a ledger, to show that something did not change.
 pub fn fingerprint(t: &Tmp) -> (String, String) {
-    if !t.db().exists() {
+    if t.url.is_none() && !t.db().exists() {
         return (String::new(), String::new());
     }
     let stats = t.cairn(&["stats", "--json"], None);

@@ -431,8 +431,11 @@ impl Memory {
                 };
                 // With a judge, it is asked outside the write transaction and the call gated
                 // again (`Gatekeeper::judged`, SPEC.md section 9.6).
+                // A batch for the call's stream only: on a shared ledger, other servers judge
+                // other streams meanwhile (SPEC.md section 17).
+                let stream = line["stream"].as_str().unwrap_or_default().to_string();
                 let r = gate
-                    .judged(ledger, |batch| {
+                    .judged_for(ledger, &[stream.as_str()], |batch| {
                         apply(batch, gate, line.clone(), "").map_err(Failed::Tool)
                     })
                     .map_err(Failed::into_error)?;
@@ -621,7 +624,7 @@ impl Memory {
                 let stream = args.stream.clone();
                 let (recorded, replayed) = self
                     .write(move |ledger, gate| {
-                        let mut batch = ledger.batch().map_err(internal)?;
+                        let mut batch = ledger.batch_for(&[&args.stream]).map_err(internal)?;
                         let turns: Vec<turns::Turn> = (args.turns.into_iter())
                             .map(|t| turns::Turn {
                                 role: t.role.name().to_string(),
@@ -818,7 +821,7 @@ impl Memory {
         }
         let v = self
             .write(move |ledger, gate| {
-                let mut batch = ledger.batch().map_err(internal)?;
+                let mut batch = ledger.batch_for(&[&args.stream]).map_err(internal)?;
                 let (rid, items) = match args.items {
                     Some(items) => {
                         let line = json!({"kind": "pin", "stream": args.stream, "name": args.name, "items": items});
@@ -873,10 +876,14 @@ impl Memory {
             let v = self
                 .write(move |ledger, gate| {
                     let mut line = json!({"kind": "reground", "claim": args.claim});
+                    let mut batch = match &args.stream {
+                        Some(stream) => ledger.batch_for(&[stream]),
+                        None => ledger.batch(),
+                    }
+                    .map_err(internal)?;
                     if let Some(stream) = args.stream {
                         line["stream"] = json!(stream);
                     }
-                    let mut batch = ledger.batch().map_err(internal)?;
                     let r = apply(&mut batch, gate, line, "")?;
                     batch.commit().map_err(internal)?;
                     Ok(line_result(&r))

@@ -34,7 +34,7 @@ host all all 127.0.0.1/32 trust
 EOF
   fi
   as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" >/dev/null ||
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" >/dev/null 9>&- ||
     { tail -n 20 "$dir/server.log" >&2; exit 1; }
 fi
 echo "postgres://cairn@127.0.0.1:$port/postgres"

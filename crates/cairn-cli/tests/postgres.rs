@@ -1,0 +1,428 @@
+//! The ledger on PostgreSQL (SPEC.md section 17), against a real server: Debian's PostgreSQL in
+//! a throwaway cluster (`tests/pg/cluster.sh`), or the server $CAIRN_TEST_PG names. The seed
+//! stories and the kill -9 test run on it too (`stories.rs`, `crash.rs`).
+
+use crate::util::*;
+use cairn::gate::Gatekeeper;
+use cairn::record::{Kind, Record};
+use cairn::{Ledger, Read};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn export(db: &Path) -> String {
+    let o = run_cairn(db, &["export"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    stdout(&o)
+}
+
+fn checkpoint(db: &Path) -> String {
+    let o = run_cairn(db, &["checkpoint"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    stdout(&o)
+}
+
+fn verifies(db: &Path) {
+    let o = run_cairn(db, &["verify"], None);
+    assert_eq!(
+        code(&o),
+        0,
+        "verify of {}: {}{}",
+        db.display(),
+        stdout(&o),
+        stderr(&o)
+    );
+}
+
+/// redb to PostgreSQL and back: the same records, log order, Merkle root and export; verify
+/// passes on all three; a non-empty target is refused and left as it was.
+#[test]
+fn copy_from_redb_to_postgres_and_back_keeps_every_record_in_order() {
+    let t = Tmp::new();
+    let first = t.dir.path().join("first.redb");
+    let back = t.dir.path().join("back.redb");
+    let url = std::path::PathBuf::from(pg_database("copy_round_trip"));
+    let o = run_cairn(&first, &["demo"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run_cairn(&first, &["checkpoint", "--key", &keygen(&t)], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("copy")
+        .arg(&first)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("copied 55 records"), "{}", stdout(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("copy")
+        .arg(&url)
+        .arg(&back)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    let (a, b, c) = (export(&first), export(&url), export(&back));
+    assert!(a.lines().count() == 55 && a == b && b == c);
+    let exported = a;
+    let (a, b, c) = (checkpoint(&first), checkpoint(&url), checkpoint(&back));
+    assert!(a == b && b == c, "{a}\n{b}\n{c}");
+    for db in [&first, &url, &back] {
+        verifies(db);
+    }
+    // Stats name the same ledger id everywhere.
+    let id = |db: &Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&run_cairn(db, &["stats", "--json"], None))).unwrap();
+        v["ledger_id"].clone()
+    };
+    assert!(id(&first) == id(&url) && id(&url) == id(&back));
+
+    // A non-empty target is refused, and nothing is written to it.
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("copy")
+        .arg(&first)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("already holds 55 records") && stderr(&o).contains("empty database"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(export(&url), exported);
+}
+
+fn keygen(t: &Tmp) -> String {
+    let key = t.dir.path().join("ci.key");
+    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["keygen", "--name", "ci", "-o"])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    key.display().to_string()
+}
+
+/// A database whose cairn tables are of another schema version is refused with the versions
+/// named; the same database at this build's version opens.
+#[test]
+fn a_schema_of_another_version_is_refused_on_open() {
+    let url = pg_database("schema_version");
+    let o = run_cairn(Path::new(&url), &["demo"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = run_cairn(Path::new(&url), &["stats"], None);
+    assert_eq!(code(&o), 0, "the near miss opens: {}", stderr(&o));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.execute(
+        "UPDATE cairn_meta SET value = '\\x09' WHERE name = 'schema'",
+        &[],
+    )
+    .unwrap();
+    let o = run_cairn(Path::new(&url), &["stats"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("schema version 9") && stderr(&o).contains("reads version 1"),
+        "{}",
+        stderr(&o)
+    );
+    // A password in the URL is refused before anything connects.
+    let with_password = url.replace("cairn@", "cairn:secret@");
+    let o = run_cairn(Path::new(&with_password), &["stats"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("PGPASSWORD") && !stderr(&o).contains("secret"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The connection of a writer is killed (`pg_terminate_backend`) after its records went to the
+/// server and before its commit: nothing of the batch is in the ledger, the writer gets an
+/// error that says so, and the same batch again succeeds with the same rids.
+#[test]
+fn a_connection_killed_mid_append_leaves_nothing_and_the_retry_succeeds() {
+    let url = pg_database("terminated");
+    let ledger = Ledger::open(&url).unwrap();
+    let spans: Vec<cairn::record::Span> = (0..300)
+        .map(|i| cairn::record::Span {
+            stream: "t".into(),
+            turn: i,
+            role: cairn::record::Role::Tool,
+            tool: None,
+            text: format!("line {i} of the build log: compiled module m{i}"),
+        })
+        .collect();
+    let before = ledger.len().unwrap();
+
+    // Hold the head row: the writer inserts its records, then waits to update the head.
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut hold = admin.transaction().unwrap();
+    hold.execute("SELECT size FROM cairn_head FOR UPDATE", &[])
+        .unwrap();
+    let writer = {
+        let spans = spans.clone();
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let ledger = Ledger::open(&url).unwrap();
+            let mut batch = ledger.batch_for(&["t"]).unwrap();
+            let rids: Vec<_> = spans
+                .into_iter()
+                .map(|s| batch.append(s).unwrap().rid)
+                .collect();
+            (rids, batch.commit())
+        })
+    };
+    let mut killer = pg_admin();
+    let started = Instant::now();
+    let pid: i32 = loop {
+        let rows = killer
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'cairn' AND datname = 'terminated' AND wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap();
+        if let Some(r) = rows.first() {
+            break r.get(0);
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the writer never waited on the head row"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Its records are in the server's table, uncommitted.
+    let ok: bool = killer
+        .query_one("SELECT pg_terminate_backend($1)", &[&pid])
+        .unwrap()
+        .get(0);
+    assert!(ok);
+    hold.rollback().unwrap();
+    let (rids, committed) = writer.join().unwrap();
+    let e = committed.expect_err("the killed commit fails");
+    let message = e.to_string();
+    assert!(
+        message.contains("rolled the batch back") && message.contains("retry"),
+        "{message}"
+    );
+    // Nothing half-written: not one of the records, and the head did not move.
+    let fresh = Ledger::open(&url).unwrap();
+    assert_eq!(fresh.len().unwrap(), before);
+    let rows: i64 = admin
+        .query_one("SELECT count(*) FROM cairn_log", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows as u64, before);
+    // The retry: the same records, the same rids, all written once.
+    let mut batch = ledger.batch_for(&["t"]).unwrap();
+    let again: Vec<_> = spans
+        .into_iter()
+        .map(|s| batch.append(s).unwrap().rid)
+        .collect();
+    batch.commit().unwrap();
+    assert_eq!(again, rids);
+    let fresh = Ledger::open(&url).unwrap();
+    let snap = fresh.snapshot().unwrap();
+    for rid in &rids {
+        assert!(snap.index_of(rid).unwrap().is_some());
+    }
+    assert!(fresh.verify().unwrap().ok());
+}
+
+/// TLS: a server whose certificate a CA made by this test signed is reached with
+/// `sslmode=verify-full&sslrootcert=<that CA>`, over TLS; with another CA it is refused.
+#[test]
+fn tls_with_the_servers_ca_works_and_a_wrong_ca_is_refused() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let t = Tmp::new();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let server_key = KeyPair::generate().unwrap();
+    let server = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let other_key = KeyPair::generate().unwrap();
+    let mut other_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    other_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let other = other_params.self_signed(&other_key).unwrap();
+
+    // The server's certificate and key go into its data directory, owned by its user.
+    let mut admin = pg_admin();
+    let data: String = admin.query_one("SHOW data_directory", &[]).unwrap().get(0);
+    let owner = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&data).unwrap().uid()
+    };
+    for (name, pem) in [
+        ("cairn-test-server.crt", server.pem()),
+        ("cairn-test-server.key", server_key.serialize_pem()),
+    ] {
+        let path = Path::new(&data).join(name);
+        std::fs::write(&path, pem).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::chown(&path, Some(owner), None).unwrap();
+    }
+    for sql in [
+        "ALTER SYSTEM SET ssl_cert_file = 'cairn-test-server.crt'",
+        "ALTER SYSTEM SET ssl_key_file = 'cairn-test-server.key'",
+        "ALTER SYSTEM SET ssl = on",
+        "SELECT pg_reload_conf()",
+    ] {
+        admin.execute(sql, &[]).unwrap();
+    }
+    let started = Instant::now();
+    while pg_admin()
+        .query_one("SHOW ssl", &[])
+        .unwrap()
+        .get::<_, String>(0)
+        != "on"
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "ssl never came on"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ca_file = t.file("ca.pem", ca.pem().as_bytes());
+    let other_file = t.file("other-ca.pem", other.pem().as_bytes());
+    pg_database("tls");
+    let url = pg_url("tls").replace("127.0.0.1", "localhost");
+    let good = format!(
+        "{url}?sslmode=verify-full&sslrootcert={}",
+        ca_file.display()
+    );
+    let ledger = Ledger::open(&good).expect("TLS with the server's CA connects");
+    let mut batch = ledger.batch().unwrap();
+    batch
+        .append(cairn::record::Span {
+            stream: "tls".into(),
+            turn: 0,
+            role: cairn::record::Role::User,
+            text: "over TLS".into(),
+            tool: None,
+        })
+        .unwrap();
+    batch.commit().unwrap();
+    let encrypted: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND application_name = 'cairn' AND datname = 'tls'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(encrypted >= 1, "cairn's connections are encrypted");
+    drop(ledger);
+    let o = run_cairn(Path::new(&good), &["stats"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+
+    let wrong = format!(
+        "{url}?sslmode=verify-full&sslrootcert={}",
+        other_file.display()
+    );
+    let o = run_cairn(Path::new(&wrong), &["stats"], None);
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("cannot connect") && stderr(&o).contains("sslrootcert"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Two `cairn serve` processes write one ledger at once (tests/pg/test_two_servers.py, through
+/// the official MCP client); then nothing is lost or doubled, verify passes, and a single redb
+/// writer fed the same inputs in the server's log order writes the very same log: every
+/// verdict equal.
+#[test]
+fn two_servers_write_one_ledger() {
+    let url = pg_database("two_servers");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pg/test_two_servers.py");
+    let out = Command::new("python3")
+        .args(["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider"])
+        .arg(&script)
+        .env("CAIRN_BIN", env!("CARGO_BIN_EXE_cairn"))
+        .env("CAIRN_PG_URL", &url)
+        .output()
+        .expect("python3 runs (the test needs the packages of tests/mcp/requirements.txt)");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let counts: serde_json::Value = said
+        .lines()
+        .find_map(|l| {
+            l.trim_start_matches('.')
+                .trim()
+                .strip_prefix('{')
+                .map(|_| l.trim_start_matches('.').trim())
+        })
+        .and_then(|l| serde_json::from_str(l).ok())
+        .expect("the Python test prints its counts");
+
+    let shared = Ledger::open_read_only(&url).unwrap();
+    let report = shared.verify().unwrap();
+    assert!(report.ok(), "{:?}", report.discrepancies.first());
+    let snap = shared.snapshot().unwrap();
+    for rid in counts["rids"].as_array().unwrap() {
+        let rid: cairn::record::Rid = rid.as_str().unwrap().parse().unwrap();
+        assert!(
+            snap.index_of(&rid).unwrap().is_some(),
+            "acknowledged turn {rid} is missing"
+        );
+    }
+    let spans = snap.of_kind(Kind::Span).unwrap().len();
+    assert_eq!(
+        spans as u64,
+        counts["turns"].as_u64().unwrap(),
+        "every turn once"
+    );
+
+    // One redb writer, fed the inputs in the server's log order, writes the same log.
+    let single = Ledger::in_memory().unwrap();
+    let gate = Gatekeeper::default();
+    let mut batch = single.batch().unwrap();
+    let mut fed = 0u64;
+    snap.for_each(|_, _, record| {
+        fed += 1;
+        match record {
+            Record::Summary(s) => {
+                gate.propose_summary(&mut batch, s)?;
+            }
+            Record::Action(a) => {
+                gate.propose_action(&mut batch, a)?;
+            }
+            // What the gates and the classifier write for themselves.
+            Record::Verdict(_)
+            | Record::Classification(_)
+            | Record::Check(_)
+            | Record::Ruling(_) => {}
+            other => {
+                batch.append(other)?;
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    batch.commit().unwrap();
+    let theirs = single.snapshot().unwrap();
+    assert_eq!(theirs.len().unwrap(), snap.len().unwrap());
+    for i in 0..snap.len().unwrap() {
+        assert_eq!(
+            theirs.rid_at(i).unwrap(),
+            snap.rid_at(i).unwrap(),
+            "log index {i} differs from a single writer's"
+        );
+    }
+    println!(
+        "two servers: {} turns ({} in the shared stream), {} compactions admitted, {} refused, {} actions refused; {} records, equal to a single redb writer's log",
+        counts["turns"], counts["shared_turns"], counts["compactions_admitted"], counts["compactions_refused"], counts["actions_refused"], fed
+    );
+}
