@@ -2,6 +2,7 @@
 //! is checked again once its stream's pins, head or claims changed), and reads shell command
 //! lines as a shell does. Regression tests of issue 22, rows 1 and 2.
 
+use crate::util::ledger;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, LineResult};
 use cairn::record::{Kind, Record};
@@ -40,7 +41,7 @@ fn admitted(r: &LineResult) -> bool {
 
 #[test]
 fn a_repeated_action_is_judged_again_after_a_new_pin_and_not_before() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let rm = action("rm shop/migrations/0029_tmp_backfill.py");
     let first = apply(&ledger, &gate, &format!("{TURNS}{rm}"));
@@ -97,7 +98,7 @@ fn a_repeated_action_is_judged_again_after_a_new_pin_and_not_before() {
 
 #[test]
 fn a_check_record_cannot_be_appended_by_hand() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let out = apply(&ledger, &gate, &format!("{TURNS}{}", action("ls shop")));
     let mut b = ledger.batch().unwrap();
@@ -111,7 +112,7 @@ fn a_check_record_cannot_be_appended_by_hand() {
 
 /// Whether `command` is refused for `prohibited-action` under a stream pinned with `rule`.
 fn refused_under(rule: &str, command: &str) -> bool {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let line =
         serde_json::json!({"kind": "action", "stream": "a", "text": command, "irreversible": true});
@@ -191,7 +192,7 @@ fn the_action_gate_reads_shell_commands_not_words() {
 /// summary carries it; the repeated action is judged again, not answered from the past.
 #[test]
 fn a_claim_carried_by_a_refused_summary_since_makes_the_action_be_judged_again() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let setup = r#"{"kind":"span","stream":"d","turn":0,"role":"user","text":"The deploy target is server alpha-7."}
 {"kind":"span","stream":"d","turn":1,"role":"assistant","text":"Reading the deploy script now."}
@@ -223,7 +224,7 @@ fn a_claim_carried_by_a_refused_summary_since_makes_the_action_be_judged_again()
 /// action, until it is re-grounded after the chain's head.
 #[test]
 fn a_claim_re_grounded_after_a_deep_chain_backs_an_irreversible_action() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let mut lines = String::new();
     for t in 0..6 {

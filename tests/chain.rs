@@ -2,6 +2,7 @@
 //! cannot reset it, and a refused summary is never a parent. Regression tests of issue 22,
 //! row 3.
 
+use crate::util::ledger;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::apply_line;
 use cairn::{Ledger, Read};
@@ -32,7 +33,7 @@ fn apply(ledger: &Ledger, line: &str) -> Result<cairn::ingest::LineResult, Strin
 
 #[test]
 fn an_old_parent_does_not_reset_the_depth() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     for l in TURNS.lines() {
         apply(&ledger, l).unwrap();
     }
@@ -72,7 +73,7 @@ fn an_old_parent_does_not_reset_the_depth() {
 
 #[test]
 fn a_refused_summary_is_never_a_parent() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     for l in TURNS.lines() {
         apply(&ledger, l).unwrap();
     }

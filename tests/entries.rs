@@ -2,6 +2,7 @@
 //! current one, tombstones, history, search by recall's ranking, and nothing in an agent's
 //! context or recall.
 
+use crate::util::ledger;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, export_line};
 use cairn::memory::{entries, recall};
@@ -30,7 +31,7 @@ fn put(ledger: &Ledger, labels: &[&str], key: &str, value: Option<&str>, at: u64
 
 #[test]
 fn a_put_appends_a_version_over_the_current_one_and_the_history_stays() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let first = put(
         &ledger,
         &["users", "u1"],
@@ -81,7 +82,7 @@ fn a_put_appends_a_version_over_the_current_one_and_the_history_stays() {
 
 #[test]
 fn a_put_over_a_stale_version_is_refused_and_over_the_current_one_admitted() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     put(&ledger, &["docs"], "a", Some("1"), 1).unwrap();
     let stale = entries::current(&ledger.snapshot().unwrap(), &ns(&["docs"]), "a")
         .unwrap()
@@ -121,7 +122,7 @@ fn a_put_over_a_stale_version_is_refused_and_over_the_current_one_admitted() {
 
 #[test]
 fn a_delete_is_a_tombstone_and_a_delete_of_nothing_appends_nothing() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     assert!(put(&ledger, &["docs"], "a", None, 1).is_none());
     assert_eq!(ledger.len().unwrap(), 0);
     put(&ledger, &["docs"], "a", Some(r#""draft""#), 2).unwrap();
@@ -143,7 +144,7 @@ fn a_delete_is_a_tombstone_and_a_delete_of_nothing_appends_nothing() {
 
 #[test]
 fn search_ranks_current_versions_under_a_prefix_and_an_agents_recall_never_sees_them() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let line = r#"{"kind":"span","stream":"agent","turn":0,"role":"user","text":"we prefer dark mode in the editor"}"#;
     apply_line(&mut b, &Gatekeeper::default(), 1, line.as_bytes()).unwrap();
@@ -181,7 +182,7 @@ fn search_ranks_current_versions_under_a_prefix_and_an_agents_recall_never_sees_
 
 #[test]
 fn search_finds_every_match_however_many_versions_and_entries_there_are() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     put(&ledger, &["p"], "target", Some(r#""needle""#), 1);
     for i in 0..1_200 {
         put(
@@ -219,7 +220,7 @@ fn search_finds_every_match_however_many_versions_and_entries_there_are() {
 
 #[test]
 fn an_exported_entry_ingests_back_with_the_same_rid() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     put(&ledger, &["a"], "k", Some("1"), 1).unwrap();
     put(&ledger, &["a"], "k", Some("2"), 2).unwrap();
     let mut lines = Vec::new();
@@ -231,7 +232,7 @@ fn an_exported_entry_ingests_back_with_the_same_rid() {
             Ok(())
         })
         .unwrap();
-    let copy = Ledger::in_memory().unwrap();
+    let copy = crate::util::ledger();
     let mut b = copy.batch().unwrap();
     for (i, line) in lines.iter().enumerate() {
         let r = apply_line(

@@ -1,5 +1,6 @@
 //! Every gate: one case that fires and one near miss that passes.
 
+use crate::util::ledger;
 use cairn::gate::{Gatekeeper, Policy};
 use cairn::ingest::{apply_line, LineResult};
 use cairn::record::Status;
@@ -27,7 +28,7 @@ fn claim(text: &str, origin: &str, witnesses: &str) -> String {
 }
 
 fn run_with(gate: &Gatekeeper, lines: &str) -> (Ledger, Vec<LineResult>) {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let mut out = Vec::new();
     for (i, line) in lines.lines().enumerate() {
@@ -581,7 +582,7 @@ fn pin_loss_any_prohibition_or_low_fidelity() {
 #[test]
 fn pin_conflict_is_an_error_and_the_first_pin_stays() {
     let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE"}]}"#;
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let mut b = ledger.batch().unwrap();
     let first = apply_line(&mut b, &gate, 1, pin.as_bytes())

@@ -1,5 +1,6 @@
 //! JSON Lines references and the library ingest path.
 
+use crate::util::ledger;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::{apply_line, parse_ref, Ref};
 use cairn::record::Record;
@@ -41,7 +42,7 @@ fn ingest(ledger: &Ledger, lines: &[&str]) -> Vec<cairn::ingest::LineResult> {
 
 #[test]
 fn prior_names_claims_of_the_head_summary_and_prefixes_resolve() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let out = ingest(
         &ledger,
         &[
@@ -84,10 +85,10 @@ fn prior_names_claims_of_the_head_summary_and_prefixes_resolve() {
 
 #[test]
 fn a_line_with_a_rid_must_hash_to_it() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let line = r#"{"kind":"span","stream":"s1","turn":1,"role":"user","text":"hi"}"#;
     let rid = ingest(&ledger, &[line])[0].rid.to_hex();
-    let other = Ledger::in_memory().unwrap();
+    let other = crate::util::ledger();
     let mut b = other.batch().unwrap();
     let good = line.replace("\"text\"", &format!("\"rid\":\"{rid}\",\"text\""));
     assert!(apply_line(&mut b, &Gatekeeper::default(), 1, good.as_bytes()).is_ok());
@@ -100,7 +101,7 @@ fn a_line_with_a_rid_must_hash_to_it() {
 
 #[test]
 fn a_key_given_twice_is_refused_and_the_same_key_in_two_objects_is_not() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let twice =
         r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"benign","text":"evil"}"#;
@@ -132,7 +133,7 @@ fn a_key_given_twice_is_refused_and_the_same_key_in_two_objects_is_not() {
 /// admitted.
 #[test]
 fn a_bad_field_is_named_by_its_path_and_told_what_it_must_hold() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let gate = Gatekeeper::default();
     let span =

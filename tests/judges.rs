@@ -3,6 +3,7 @@
 //! a quote that is not in the witness, a contradiction, malformed JSON, an HTTP error, a slow
 //! answer, and MiniCheck's yes and no.
 
+use crate::util::ledger;
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper, JudgeConfig, JudgeKind, Policy};
 use cairn::record::{
     Action, Author, Claim, Kind, Origin, Record, Relation, Role, Span, Status, Summary,
@@ -129,7 +130,7 @@ fn gate(policy: Policy) -> Gatekeeper {
 /// One stream: the witness as a user span, one summary with the given claims citing it.
 /// Returns the ledger, each claim's status and whether the summary was admitted.
 fn gated(gate: &Gatekeeper, witness: &str, claims: &[&str]) -> (Ledger, Vec<Status>, bool) {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let outcome = gate
         .judged(&ledger, |b| {
             let span = b.append(Span {

@@ -171,3 +171,36 @@ fn the_layer_check_reads_plain_and_grouped_imports() {
     assert_eq!(used(code), ["store", "gate", "record", "Error"]);
     assert!(used("let x = 1;").is_empty());
 }
+
+/// Only the store knows where a ledger's log lives (SPEC.md section 17): no module outside
+/// `src/store/` names the shared log, its server or the server's client, and neither do the MCP
+/// server's or the Python package's sources. They read a ledger through `Read`, the same on a
+/// file and on PostgreSQL.
+#[test]
+fn only_the_store_knows_which_backend_holds_the_log() {
+    let store = root().join("src").join("store");
+    let mut sources = Vec::new();
+    files(&root().join("src"), &mut sources);
+    files(&root().join("crates/cairn-mcp/src"), &mut sources);
+    files(&root().join("crates/cairn-python/src"), &mut sources);
+    let mut checked = 0;
+    for path in sources.iter().filter(|p| !p.starts_with(&store)) {
+        let code = code(path);
+        for word in [
+            "store::postgres",
+            "store::shared",
+            "postgres::",
+            "SharedLog",
+        ] {
+            assert!(
+                !code.contains(word),
+                "{} names `{word}`: only src/store/ may know which backend holds the log",
+                path.display()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 40, "the check read the sources ({checked} files)");
+    // The near miss: the store itself does name them.
+    assert!(code(&store.join("mod.rs")).contains("mod postgres;"));
+}

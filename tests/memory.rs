@@ -22,7 +22,7 @@ fn ledger() -> Ledger {
 
 /// The lines written `per_batch` to a batch.
 fn written(per_batch: usize) -> Ledger {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = crate::util::ledger();
     let lines: Vec<&str> = LINES.lines().collect();
     for (k, chunk) in lines.chunks(per_batch).enumerate() {
         let mut b = ledger.batch().unwrap();
@@ -158,7 +158,7 @@ fn recall_index_is_rebuilt_by_verify_and_matches_one_batch_or_many() {
 #[test]
 fn decision_relevant_turns_are_dropped_last_and_an_oversized_turn_is_cut() {
     use cairn::record::{Role, Span};
-    let ledger = cairn::Ledger::in_memory().unwrap();
+    let ledger = crate::util::ledger();
     let mut b = ledger.batch().unwrap();
     let mut turn = |n: u64, role: Role, text: String| {
         b.append(Span {

@@ -19,7 +19,7 @@ fn turn(turn: u64, role: Role, text: &str) -> Span {
 
 /// A stream with a constraint, a tool's answer and a guess, all covered.
 fn ledger() -> (Ledger, Vec<cairn::record::Rid>) {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = crate::util::ledger();
     let mut b = ledger.batch().unwrap();
     let rids = [
         turn(1, Role::User, "We are still on libfoo 2.3.1, do not bump."),

@@ -1,10 +1,11 @@
 //! Issue 23, point 4: a pinned item is retired by a record that cites the user turn lifting
 //! it, and only so; the pin stays write-once, and the retirement shows wherever the pin does.
 
+use crate::util::ledger;
 use cairn::gate::Gatekeeper;
 use cairn::ingest::apply_line;
 use cairn::record::{Action, Pin, PinClass, PinItem, Retirement, Role, Span};
-use cairn::{Ledger, Read};
+use cairn::Read;
 
 const RULE: &str = "never run DROP TABLE on the orders database";
 
@@ -20,7 +21,7 @@ fn span(stream: &str, turn: u64, role: Role, text: &str) -> Span {
 
 #[test]
 fn a_user_turn_retires_a_pinned_prohibition_and_nothing_else_does() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let gate = Gatekeeper::default();
     let mut b = ledger.batch().unwrap();
     let said = b.append(span("m", 1, Role::User, RULE)).unwrap().rid;

@@ -1,10 +1,11 @@
 //! One status per claim, from one function, the same in every view; a claim only a refused
 //! summary carried says so. Regression test of issue 22, row 13.
 
+use crate::util::ledger;
 use cairn::gate::{claim_status_plain, Gatekeeper};
 use cairn::ingest::apply_line;
 use cairn::record::Status;
-use cairn::{Ledger, Read};
+use cairn::Read;
 
 const LINES: &str = r#"{"kind":"span","stream":"f","turn":1,"role":"user","text":"We are still on libfoo 2.3.1, do not bump."}
 {"kind":"summary","stream":"f","author":"self","budget":1000,"covers":["turn:1"],"evicts":[],"claims":[{"text":"libfoo was upgraded to 2.4.0","origin":"user-said","witnesses":["turn:1"],"actionable":true},{"text":"we are still on libfoo 2.3.1","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}
@@ -12,7 +13,7 @@ const LINES: &str = r#"{"kind":"span","stream":"f","turn":1,"role":"user","text"
 
 #[test]
 fn a_refused_claim_reads_the_same_in_every_view_and_says_it_was_refused() {
-    let ledger = Ledger::in_memory().unwrap();
+    let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let mut results = Vec::new();
     for (i, l) in LINES.lines().enumerate() {

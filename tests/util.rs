@@ -1,6 +1,7 @@
 //! Shared test harness of the library's tests: temporary ledgers and record builders.
 
 use cairn::record::*;
+use cairn::Ledger;
 use std::path::{Path, PathBuf};
 
 pub struct Tmp {
@@ -17,6 +18,45 @@ impl Tmp {
     pub fn db(&self) -> PathBuf {
         self.dir.path().join("ledger.redb")
     }
+}
+
+/// The ledger a scenario test runs on: in memory, or, with `CAIRN_SCENARIO_DB=postgres`, in a
+/// new database on the test PostgreSQL server (SPEC.md section 17): $CAIRN_TEST_PG, or the
+/// throwaway cluster `tests/pg-cluster.sh` starts. CI runs the scenario tests both ways.
+pub fn ledger() -> Ledger {
+    if std::env::var("CAIRN_SCENARIO_DB").as_deref() != Ok("postgres") {
+        return Ledger::in_memory().expect("a ledger in memory");
+    }
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SERVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let server = SERVER.get_or_init(|| {
+        if let Ok(url) = std::env::var("CAIRN_TEST_PG") {
+            return url;
+        }
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg-cluster.sh");
+        let out = std::process::Command::new("bash")
+            .args([script, "55432"])
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "the test PostgreSQL cluster did not start: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    });
+    let name = format!(
+        "scenario_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    );
+    let mut admin = postgres::Client::connect(server, postgres::NoTls).expect("connect");
+    admin
+        .execute(&format!("CREATE DATABASE {name}"), &[])
+        .expect("create the scenario's database");
+    let (base, _) = server.rsplit_once('/').expect("a URL with a database");
+    Ledger::open(format!("{base}/{name}")).expect("a ledger on PostgreSQL")
 }
 
 pub fn span(stream: &str, turn: u64, text: &str) -> Span {

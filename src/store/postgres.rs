@@ -17,7 +17,7 @@ use crate::error::{ErrorKind, Result};
 use crate::record::Rid;
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
-use postgres::{Client, Config, IsolationLevel, NoTls};
+use postgres::{Client, Config, IsolationLevel, NoTls, SimpleQueryMessage};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -213,16 +213,12 @@ impl Inner {
 
     /// The error for a failed query: the server's own words, and what to do.
     fn query_failed(&self, doing: &str, e: &postgres::Error) -> crate::error::Error {
-        let said = match e.as_db_error() {
-            Some(db) => format!("{}: {}", db.severity(), db.message()),
-            None => e.to_string(),
-        };
         let way = if e.is_closed() || e.as_db_error().is_none() {
             "the connection was lost; check that the server runs, then retry"
         } else {
             "check that the user may read and write the cairn_ tables of this database"
         };
-        self.fail(format!("{doing} failed ({said}); {way}"))
+        self.fail(format!("{doing} failed ({}); {way}", said(e)))
     }
 
     /// A new connection.
@@ -247,15 +243,13 @@ impl Inner {
     /// Runs `f` on the reader connection, opening it anew when it was lost.
     fn with_reader<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
         let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.as_ref().is_none_or(|c| c.is_closed()) {
-            *slot = Some(self.open()?);
-        }
-        let client = slot
-            .as_mut()
-            .ok_or_else(|| self.fail("no connection".into()))?;
-        let out = f(client);
-        if client.is_closed() {
-            *slot = None;
+        let mut client = match slot.take() {
+            Some(c) if !c.is_closed() => c,
+            _ => self.open()?,
+        };
+        let out = f(&mut client);
+        if !client.is_closed() {
+            *slot = Some(client);
         }
         out
     }
@@ -263,22 +257,28 @@ impl Inner {
     /// Reads the meta table, or `None` when there is none; checks the schema version.
     fn read_meta(&self, client: &mut impl postgres::GenericClient) -> Result<Option<Meta>> {
         let exists: bool = client
-            .query_one("SELECT to_regclass('cairn_meta') IS NOT NULL", &[])
+            .query_typed_one("SELECT to_regclass('cairn_meta') IS NOT NULL", &[])
             .map_err(|e| self.query_failed("looking for the ledger's tables", &e))?
             .get(0);
         if !exists {
             return Ok(None);
         }
         let rows = client
-            .query("SELECT name, value FROM cairn_meta ORDER BY name", &[])
+            .query_typed("SELECT name, value FROM cairn_meta ORDER BY name", &[])
             .map_err(|e| self.query_failed("reading the ledger's meta", &e))?;
         let meta: Meta = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        self.check_schema(&meta)?;
+        Ok(Some(meta))
+    }
+
+    /// Checks that the meta is of this build's schema version.
+    fn check_schema(&self, meta: &Meta) -> Result<()> {
         let schema = meta
             .iter()
             .find(|(n, _)| n == "schema")
             .map(|(_, v)| v.clone());
         match schema.as_deref() {
-            Some([SCHEMA]) => Ok(Some(meta)),
+            Some([SCHEMA]) => Ok(()),
             Some(v) => Err(self.fail(format!(
                 "its tables are of cairn schema version {}, and this build reads version {SCHEMA}; open it with the cairn build that wrote it, and `cairn copy` it to a file to move it",
                 v.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(".")
@@ -288,49 +288,118 @@ impl Inner {
             )),
         }
     }
-}
 
-/// Reads pages of the log from `from` on, checking that the indexes follow each other.
-fn read_log(
-    inner: &Inner,
-    client: &mut impl postgres::GenericClient,
-    from: u64,
-    f: &mut dyn FnMut(Row) -> Result<()>,
-) -> Result<()> {
-    let mut next = from;
-    loop {
+    /// The log's size and the meta, read by one statement (so from one snapshot), with the
+    /// schema version checked.
+    fn head_and_meta(&self, client: &mut impl postgres::GenericClient) -> Result<(u64, Meta)> {
         let rows = client
-            .query(
-                "SELECT idx, rid, bytes FROM cairn_log WHERE idx >= $1 ORDER BY idx LIMIT $2",
-                &[&(next as i64), &i64::from(PAGE)],
+            .query_typed(
+                "SELECT h.size, m.name, m.value FROM cairn_head h CROSS JOIN cairn_meta m",
+                &[],
             )
-            .map_err(|e| inner.query_failed("reading the log", &e))?;
-        let n = rows.len();
-        for row in rows {
-            let index: i64 = row.get(0);
-            let rid: Vec<u8> = row.get(1);
-            if index as u64 != next {
-                return Err(inner.fail(format!(
-                    "its log has no record at index {next} (the next is at {index}); the cairn_log table was changed outside cairn: restore the database from a backup"
+            .map_err(|e| self.query_failed("reading the log's head", &e))?;
+        let Some(first) = rows.first() else {
+            return Err(self.fail(
+                "its cairn_head or cairn_meta table is empty; restore the database from a backup"
+                    .into(),
+            ));
+        };
+        let size: i64 = first.get(0);
+        let meta: Meta = rows.iter().map(|r| (r.get(1), r.get(2))).collect();
+        self.check_schema(&meta)?;
+        Ok((size as u64, meta))
+    }
+
+    /// Reads the log from `from` up to `size`, page by page, checking that the indexes follow
+    /// each other and that every one is there.
+    fn read_log(
+        &self,
+        client: &mut impl postgres::GenericClient,
+        from: u64,
+        size: u64,
+        f: &mut dyn FnMut(Row) -> Result<()>,
+    ) -> Result<()> {
+        let mut next = from;
+        while next < size {
+            let rows = client
+                .query_typed(
+                    "SELECT idx, rid, bytes FROM cairn_log WHERE idx >= $1 AND idx < $2 ORDER BY idx LIMIT $3",
+                    &[
+                        (&(next as i64), Type::INT8),
+                        (&(size as i64), Type::INT8),
+                        (&i64::from(PAGE), Type::INT8),
+                    ],
+                )
+                .map_err(|e| self.query_failed("reading the log", &e))?;
+            if rows.is_empty() {
+                return Err(self.fail(format!(
+                    "its head says the log holds {size} records, and it ends at {next}; the cairn tables were changed outside cairn: restore the database from a backup"
                 )));
             }
-            let rid: [u8; 32] = rid.try_into().map_err(|_| {
-                inner.fail(format!(
-                    "the rid at log index {next} is not 32 bytes; restore the database from a backup"
-                ))
-            })?;
-            f(Row {
-                index: next,
-                rid: Rid(rid),
-                bytes: row.get(2),
-                kind: 0,
-                stream: None,
-            })?;
-            next += 1;
+            for row in rows {
+                let index: i64 = row.get(0);
+                let rid: Vec<u8> = row.get(1);
+                if index as u64 != next {
+                    return Err(self.fail(format!(
+                        "its log has no record at index {next} (the next is at {index}); the cairn tables were changed outside cairn: restore the database from a backup"
+                    )));
+                }
+                let rid: [u8; 32] = rid.try_into().map_err(|_| {
+                    self.fail(format!(
+                        "the rid at log index {next} is not 32 bytes; restore the database from a backup"
+                    ))
+                })?;
+                f(Row {
+                    index: next,
+                    rid: Rid(rid),
+                    bytes: row.get(2),
+                    kind: 0,
+                    stream: None,
+                })?;
+                next += 1;
+            }
         }
-        if n < PAGE as usize {
-            return Ok(());
+        Ok(())
+    }
+
+    /// Creates the tables and meta unless a ledger is there, in one transaction begun after
+    /// the creation lock was taken; returns the ledger's meta.
+    fn create_in(&self, client: &mut Client, meta: &Meta) -> Result<Meta> {
+        let failed = |e: postgres::Error| self.query_failed("creating the ledger", &e);
+        let mut tx = client.transaction().map_err(failed)?;
+        if let Some(there) = self.read_meta(&mut tx)? {
+            return Ok(there);
         }
+        let stray: bool = tx
+            .query_typed_one(
+                "SELECT to_regclass('cairn_log') IS NOT NULL OR to_regclass('cairn_head') IS NOT NULL",
+                &[],
+            )
+            .map_err(failed)?
+            .get(0);
+        if stray {
+            return Err(self.fail("it has a cairn_log or cairn_head table but no cairn_meta table, so it is not a whole cairn ledger; give an empty database, or drop those tables".into()));
+        }
+        tx.batch_execute(CREATE).map_err(failed)?;
+        let mut all = meta.clone();
+        all.push(("schema".into(), vec![SCHEMA]));
+        for (name, value) in &all {
+            tx.execute_typed(
+                "INSERT INTO cairn_meta (name, value) VALUES ($1, $2)",
+                &[(name, Type::TEXT), (value, Type::BYTEA)],
+            )
+            .map_err(failed)?;
+        }
+        tx.commit().map_err(failed)?;
+        Ok(all)
+    }
+}
+
+/// What the server said of a failed query.
+fn said(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
     }
 }
 
@@ -346,56 +415,40 @@ impl SharedLog for Postgres {
     fn create(&self, meta: &Meta) -> Result<Meta> {
         let inner = &self.0;
         inner.with_reader(|client| {
-            let mut tx = client
-                .transaction()
-                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&key("create")])
-                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
-            if let Some(there) = inner.read_meta(&mut tx)? {
-                return Ok(there);
-            }
-            let stray: bool = tx
-                .query_one(
-                    "SELECT to_regclass('cairn_log') IS NOT NULL OR to_regclass('cairn_head') IS NOT NULL",
-                    &[],
-                )
-                .map_err(|e| inner.query_failed("creating the ledger", &e))?
-                .get(0);
-            if stray {
-                return Err(inner.fail("it has a cairn_log or cairn_head table but no cairn_meta table, so it is not a whole cairn ledger; give an empty database, or drop those tables".into()));
-            }
-            tx.batch_execute(CREATE)
-                .map_err(|e| inner.query_failed("creating the ledger's tables", &e))?;
-            let mut all = meta.clone();
-            all.push(("schema".into(), vec![SCHEMA]));
-            for (name, value) in &all {
-                tx.execute(
-                    "INSERT INTO cairn_meta (name, value) VALUES ($1, $2)",
-                    &[name, value],
-                )
-                .map_err(|e| inner.query_failed("creating the ledger's meta", &e))?;
-            }
-            tx.commit()
-                .map_err(|e| inner.query_failed("creating the ledger", &e))?;
-            Ok(all)
+            // A session lock, held across the transaction: a second creator's transaction
+            // begins after the first one's committed, and sees its tables.
+            let lock = |client: &mut Client, verb: &str| {
+                client
+                    .batch_execute(&format!("SELECT {verb}({})", key("create")))
+                    .map_err(|e| inner.query_failed("creating the ledger", &e))
+            };
+            lock(client, "pg_advisory_lock")?;
+            let made = inner.create_in(client, meta);
+            let unlocked = lock(client, "pg_advisory_unlock");
+            let made = made?;
+            unlocked?;
+            Ok(made)
         })
     }
 
     fn tail(&self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<Meta> {
         let inner = &self.0;
         inner.with_reader(|client| {
+            // One statement is one snapshot: when nothing is new, one round trip.
+            let (size, meta) = inner.head_and_meta(client)?;
+            if size <= from {
+                return Ok(meta);
+            }
+            let failed = |e: postgres::Error| inner.query_failed("reading the log", &e);
             let mut tx = client
                 .build_transaction()
                 .isolation_level(IsolationLevel::RepeatableRead)
                 .read_only(true)
                 .start()
-                .map_err(|e| inner.query_failed("starting a read", &e))?;
-            let meta = inner.read_meta(&mut tx)?.ok_or_else(|| {
-                inner.fail("its cairn tables are gone; restore the database from a backup".into())
-            })?;
-            read_log(inner, &mut tx, from, f)?;
-            tx.commit()
-                .map_err(|e| inner.query_failed("ending a read", &e))?;
+                .map_err(failed)?;
+            let (size, meta) = inner.head_and_meta(&mut tx)?;
+            inner.read_log(&mut tx, from, size, f)?;
+            tx.commit().map_err(failed)?;
             Ok(meta)
         })
     }
@@ -411,30 +464,31 @@ impl SharedLog for Postgres {
             Some(c) if !c.is_closed() => c,
             _ => inner.open()?,
         };
-        let locked = (|| {
-            client.batch_execute("BEGIN")?;
-            match streams {
-                None => {
-                    client.execute("SELECT pg_advisory_xact_lock($1)", &[&key("streams")])?;
-                }
-                Some(names) => {
-                    client.execute(
-                        "SELECT pg_advisory_xact_lock_shared($1)",
-                        &[&key("streams")],
-                    )?;
-                    let mut keys: Vec<i64> =
-                        names.iter().map(|s| key(&format!("stream {s}"))).collect();
-                    // One order for every writer, so two writers never wait on each other.
-                    keys.sort_unstable();
-                    keys.dedup();
-                    for k in keys {
-                        client.execute("SELECT pg_advisory_xact_lock($1)", &[&k])?;
-                    }
+        // The transaction and its locks in one round trip; the keys are numbers cairn made.
+        let mut sql = String::from("BEGIN;");
+        match streams {
+            None => sql.push_str(&format!(
+                "SELECT pg_advisory_xact_lock({});",
+                key("streams")
+            )),
+            Some(names) => {
+                sql.push_str(&format!(
+                    "SELECT pg_advisory_xact_lock_shared({});",
+                    key("streams")
+                ));
+                let mut keys: Vec<i64> =
+                    names.iter().map(|s| key(&format!("stream {s}"))).collect();
+                // One order for every writer, so two writers never wait on each other.
+                keys.sort_unstable();
+                keys.dedup();
+                for k in keys {
+                    sql.push_str(&format!("SELECT pg_advisory_xact_lock({k});"));
                 }
             }
-            Ok::<(), postgres::Error>(())
-        })();
-        locked.map_err(|e| inner.query_failed("taking the write locks", &e))?;
+        }
+        client
+            .batch_execute(&sql)
+            .map_err(|e| inner.query_failed("taking the write locks", &e))?;
         Ok(Box::new(PgWriting {
             inner: Arc::clone(inner),
             client: Some(client),
@@ -461,30 +515,48 @@ impl PgWriting {
 impl Writing for PgWriting {
     fn tail(&mut self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<()> {
         let inner = Arc::clone(&self.inner);
-        read_log(&inner, self.client()?, from, f)
+        let client = self.client()?;
+        let size: i64 = client
+            .query_typed_one("SELECT size FROM cairn_head", &[])
+            .map_err(|e| inner.query_failed("reading the log's head", &e))?
+            .get(0);
+        inner.read_log(client, from, size as u64, f)
     }
 
     fn publish(&mut self, base: u64, rows: &[Row], meta: &Meta) -> Result<Published> {
         let inner = Arc::clone(&self.inner);
         let client = self.client()?;
         let rolled_back = |e: postgres::Error| {
-            let said = match e.as_db_error() {
-                Some(db) => format!("{}: {}", db.severity(), db.message()),
-                None => e.to_string(),
-            };
             inner.fail(format!(
-                "appending failed ({said}), and the server rolled the batch back: none of its records was written; retry it (the same records get the same rids, and a record already in the ledger is not written twice)"
+                "appending failed ({}), and the server rolled the batch back: none of its records was written; retry it (the same records get the same rids, and a record already in the ledger is not written twice)",
+                said(&e)
             ))
         };
-        client
-            .execute("SELECT pg_advisory_xact_lock($1)", &[&key("log")])
+        // The lock on the log's order, and the head under it, in one round trip.
+        let answer = client
+            .simple_query(&format!(
+                "SELECT pg_advisory_xact_lock({}); SELECT size FROM cairn_head",
+                key("log")
+            ))
             .map_err(rolled_back)?;
-        let head: i64 = client
-            .query_one("SELECT size FROM cairn_head", &[])
-            .map_err(rolled_back)?
-            .get(0);
-        if head as u64 != base {
-            return Ok(Published::Moved(head as u64));
+        let head: u64 = answer
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r)
+                    if r.columns().first().is_some_and(|c| c.name() == "size") =>
+                {
+                    r.get(0).and_then(|v| v.parse().ok())
+                }
+                _ => None,
+            })
+            .next()
+            .ok_or_else(|| {
+                inner.fail(
+                    "its cairn_head table has no row; restore the database from a backup".into(),
+                )
+            })?;
+        if head != base {
+            return Ok(Published::Moved(head));
         }
         if !rows.is_empty() {
             let sink = client
@@ -509,19 +581,22 @@ impl Writing for PgWriting {
         }
         for (name, value) in meta {
             client
-                .execute(
+                .execute_typed(
                     "INSERT INTO cairn_meta (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
-                    &[name, value],
+                    &[(name, Type::TEXT), (value, Type::BYTEA)],
                 )
                 .map_err(rolled_back)?;
         }
-        let size = (base + rows.len() as u64) as i64;
-        client
-            .execute("UPDATE cairn_head SET size = $1", &[&size])
-            .map_err(rolled_back)?;
-        if let Err(e) = client.batch_execute("COMMIT") {
-            // The server may have committed before the connection went.
+        // The head last, then the commit, in one round trip. An error the server reports means
+        // it rolled the transaction back; a lost connection leaves the outcome unknown.
+        let size = base + rows.len() as u64;
+        if let Err(e) =
+            client.batch_execute(&format!("UPDATE cairn_head SET size = {size}; COMMIT"))
+        {
             self.client = None;
+            if e.as_db_error().is_some() {
+                return Err(rolled_back(e));
+            }
             return Err(inner.fail(format!(
                 "the connection was lost while committing ({e}), so the batch may or may not be in the log; retry it: a record already in the ledger is not written twice"
             )));

@@ -18,7 +18,7 @@ use cairn::score::{Model, Nli};
 use cairn::score::{ScoreError, ScoreProblem};
 use cairn::{Error, ErrorKind, Ledger, Read, RefError};
 use clap::{Parser, Subcommand, ValueEnum};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -797,7 +797,12 @@ fn stats_value(ledger: &Ledger) -> Result<serde_json::Value, Failure> {
         "unanchored_claims": snap.unanchored_claims()?.len(),
         "summaries_deeper_than_two": snap.deeper_than(Kind::Summary, 2)?.len(),
         "claims_deeper_than_two": snap.deeper_than(Kind::Claim, 2)?.len(),
-        "file_bytes": std::fs::metadata(ledger.path()).map(|m| m.len()).unwrap_or(0),
+        // A ledger on PostgreSQL has no file: null.
+        "file_bytes": if Ledger::is_url(ledger.path()) {
+            Value::Null
+        } else {
+            json!(std::fs::metadata(ledger.path()).map(|m| m.len()).unwrap_or(0))
+        },
     }))
 }
 
@@ -924,7 +929,10 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
         v["ledger"].as_str().unwrap_or(""),
         v["ledger_id"].as_str().unwrap_or("")
     );
-    println!("records: {} in {} bytes", v["records"], v["file_bytes"]);
+    match v["file_bytes"].as_u64() {
+        Some(bytes) => println!("records: {} in {bytes} bytes", v["records"]),
+        None => println!("records: {} on PostgreSQL", v["records"]),
+    }
     if let Some(kinds) = v["kinds"].as_object() {
         let parts: Vec<String> = kinds
             .iter()

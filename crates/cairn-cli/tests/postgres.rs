@@ -1,5 +1,5 @@
 //! The ledger on PostgreSQL (SPEC.md section 17), against a real server: Debian's PostgreSQL in
-//! a throwaway cluster (`tests/pg/cluster.sh`), or the server $CAIRN_TEST_PG names. The seed
+//! a throwaway cluster (`tests/pg-cluster.sh`), or the server $CAIRN_TEST_PG names. The seed
 //! stories and the kill -9 test run on it too (`stories.rs`, `crash.rs`).
 
 use crate::util::*;
@@ -71,6 +71,24 @@ fn copy_from_redb_to_postgres_and_back_keeps_every_record_in_order() {
     for db in [&first, &url, &back] {
         verifies(db);
     }
+    // Every read answers the same on both: recall by cairn's own index and scoring, lineage,
+    // context, replay and the gates' sweep.
+    for args in [
+        &["recall", "staging port", "--json"][..],
+        &["recall", "DROP TABLE production", "--stream", "migration"],
+        &["why", "prior:0", "--stream", "libfoo", "--json"],
+        &["context", "staging", "--json"],
+        &["replay", "staging", "--json"],
+        &["gates", "--json"],
+    ] {
+        let on = |db: &Path| {
+            let o = run_cairn(db, args, None);
+            (code(&o), stdout(&o))
+        };
+        let (a, b) = (on(&first), on(&url));
+        assert!(!a.1.is_empty(), "{args:?} printed nothing");
+        assert_eq!(a, b, "{args:?} answers differently on PostgreSQL");
+    }
     // Stats name the same ledger id everywhere.
     let id = |db: &Path| {
         let v: serde_json::Value =
@@ -104,6 +122,67 @@ fn keygen(t: &Tmp) -> String {
         .unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     key.display().to_string()
+}
+
+/// The password comes from $PGPASSWORD or from the file $CAIRN_DB_PASSWORD_FILE, never from the
+/// URL or the ledger: a database that asks for one (SCRAM) is refused without it and opened with
+/// either; the server's tables hold no trace of it.
+#[test]
+fn the_password_comes_from_the_environment_or_a_file() {
+    let mut admin = pg_admin();
+    for sql in [
+        "DROP DATABASE IF EXISTS pwtest WITH (FORCE)",
+        "DROP ROLE IF EXISTS cairn_pw",
+        "SET password_encryption = 'scram-sha-256'",
+        "CREATE ROLE cairn_pw LOGIN PASSWORD 'pw-from-a-file'",
+    ] {
+        admin.execute(sql, &[]).unwrap();
+    }
+    admin
+        .execute("CREATE DATABASE pwtest OWNER cairn_pw", &[])
+        .unwrap();
+    // This database asks for a password; the rest of the test server trusts loopback.
+    let hba: String = admin.query_one("SHOW hba_file", &[]).unwrap().get(0);
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    let line = "host pwtest cairn_pw 127.0.0.1/32 scram-sha-256\n";
+    if !rules.contains(line) {
+        std::fs::write(&hba, format!("{line}{rules}")).unwrap();
+        admin.execute("SELECT pg_reload_conf()", &[]).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let t = Tmp::new();
+    let url = pg_url("pwtest").replace("cairn@", "cairn_pw@");
+    let stats = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.arg("--db")
+            .arg(&url)
+            .arg("demo")
+            .env_remove("PGPASSWORD")
+            .env_remove("CAIRN_DB_PASSWORD_FILE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let o = stats(&[]);
+    assert_eq!(code(&o), 2);
+    assert!(stderr(&o).contains("cannot connect"), "{}", stderr(&o));
+    let file = t.file("pw", b"pw-from-a-file\n");
+    let o = stats(&[("CAIRN_DB_PASSWORD_FILE", file.to_str().unwrap())]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = stats(&[("PGPASSWORD", "pw-from-a-file")]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = stats(&[("PGPASSWORD", "wrong")]);
+    assert_eq!(code(&o), 2);
+    let mut c = postgres::Client::connect(&pg_url("pwtest"), postgres::NoTls).unwrap();
+    let traces: i64 = c
+        .query_one(
+            "SELECT count(*) FROM cairn_meta WHERE position('pw-from-a-file'::bytea IN value) > 0",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(traces, 0);
 }
 
 /// A database whose cairn tables are of another schema version is refused with the versions

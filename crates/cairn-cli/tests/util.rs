@@ -62,14 +62,14 @@ impl Tmp {
 }
 
 /// The PostgreSQL server the tests use: $CAIRN_TEST_PG (a superuser's URL), or else a
-/// throwaway cluster that `tests/pg/cluster.sh` starts on port 55432 (Debian's PostgreSQL).
+/// throwaway cluster that `tests/pg-cluster.sh` starts on port 55432 (Debian's PostgreSQL).
 pub fn pg_server() -> String {
     static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     URL.get_or_init(|| {
         if let Ok(url) = std::env::var("CAIRN_TEST_PG") {
             return url;
         }
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg/cluster.sh");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/pg-cluster.sh");
         let out = Command::new("bash")
             .args([script, "55432"])
             .output()

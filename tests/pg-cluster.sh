@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for cairn's tests and benchmarks (SPEC.md section 17), from
-# Debian's packages: `cluster.sh PORT` starts one on 127.0.0.1:PORT unless it already runs,
-# and prints its URL (superuser `cairn`, no password, trust on loopback only).
+# Debian's packages: `pg-cluster.sh PORT` starts one on 127.0.0.1:PORT unless it already runs,
+# and prints its URL (superuser `cairn`, no password, trust on loopback only);
+# `pg-cluster.sh PORT stop` stops it.
 #
 # PostgreSQL refuses to run as root: as root, the cluster runs as the system user `cairnpg`
 # (created if missing), in /tmp/cairn-pg-PORT. Safe to call from several processes at once.
@@ -19,6 +20,12 @@ if [ "$(id -u)" = 0 ]; then
     useradd --system --no-create-home --shell /usr/sbin/nologin cairnpg
   fi
   as() { runuser -u cairnpg -- "$@"; }
+fi
+if [ "${2:-}" = stop ]; then
+  if [ -f "$dir/data/PG_VERSION" ]; then
+    as "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+  fi
+  exit 0
 fi
 mkdir -p "$dir"
 [ "$(id -u)" = 0 ] && chown cairnpg "$dir"
