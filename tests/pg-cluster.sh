@@ -2,11 +2,16 @@
 # A throwaway PostgreSQL cluster for cairn's tests and benchmarks (SPEC.md section 17), from
 # Debian's packages: `pg-cluster.sh PORT` starts one on 127.0.0.1:PORT unless it already runs,
 # and prints its URL (superuser `cairn`, no password, trust on loopback only);
-# `pg-cluster.sh PORT stop` stops it.
+# `pg-cluster.sh PORT stop` stops it. With $CAIRN_TEST_PG set (a superuser's URL of a server of
+# one's own), it prints that and starts nothing.
 #
 # PostgreSQL refuses to run as root: as root, the cluster runs as the system user `cairnpg`
 # (created if missing), in /tmp/cairn-pg-PORT. Safe to call from several processes at once.
 set -euo pipefail
+if [ -n "${CAIRN_TEST_PG:-}" ] && [ "${2:-}" != stop ]; then
+  echo "$CAIRN_TEST_PG"
+  exit 0
+fi
 port="${1:-55432}"
 dir="/tmp/cairn-pg-$port"
 bin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"

@@ -30,20 +30,15 @@ pub fn ledger() -> Ledger {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     static SERVER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    // What tests/pg-cluster.sh prints: $CAIRN_TEST_PG, or the throwaway cluster it starts.
     let server = SERVER.get_or_init(|| {
-        if let Ok(url) = std::env::var("CAIRN_TEST_PG") {
-            return url;
-        }
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pg-cluster.sh");
         let out = std::process::Command::new("bash")
             .args([script, "55432"])
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "the test PostgreSQL cluster did not start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .output();
+        let out = out.expect("bash runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "no test PostgreSQL server: {said}");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     });
     let name = format!(

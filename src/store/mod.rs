@@ -275,7 +275,7 @@ impl Ledger {
     pub fn open(path: impl AsRef<Path>) -> Result<Ledger> {
         match url_of(path.as_ref()) {
             Some(url) => Ledger::open_shared(url, true, DERIVATION),
-            None => Ledger::open_with(path.as_ref(), false),
+            None => Ledger::open_with(path.as_ref(), false, DERIVATION),
         }
     }
 
@@ -285,11 +285,13 @@ impl Ledger {
     pub fn open_checked(path: impl AsRef<Path>) -> Result<Ledger> {
         match url_of(path.as_ref()) {
             Some(url) => Ledger::open_shared(url, true, DERIVATION),
-            None => Ledger::open_with(path.as_ref(), true),
+            None => Ledger::open_with(path.as_ref(), true, DERIVATION),
         }
     }
 
-    fn open_with(path: &Path, check: bool) -> Result<Ledger> {
+    /// Opens the file at `path` for writing, creating a ledger there that derives by rules
+    /// version `rules` if it does not exist.
+    fn open_with(path: &Path, check: bool, rules: u8) -> Result<Ledger> {
         not_a_directory(path)?;
         if !path.exists() {
             Ledger::create_atomically(path)?;
@@ -300,7 +302,7 @@ impl Ledger {
             .set_concurrency_mode(SHARING)
             .create(path)
             .map_err(|e| open_error(path, e))?;
-        Ledger::start(db, path.to_path_buf(), DERIVATION)
+        Ledger::start(db, path.to_path_buf(), rules)
     }
 
     /// Opens an existing ledger read-only: nothing in the file changes, a read-only file
@@ -732,14 +734,7 @@ impl Ledger {
     }
 
     fn begin(&self, streams: Option<Vec<String>>) -> Result<Batch> {
-        let txn = self.db.begin_write(&self.path)?;
-        let mut batch = Batch {
-            txn,
-            shared: None,
-            rules: self.rules,
-            legacy: None,
-            recall: recall::Pending::default(),
-        };
+        let mut batch = self.local_batch()?;
         let Some(shared) = &self.shared else {
             return Ok(batch);
         };
@@ -777,21 +772,9 @@ impl Ledger {
         }
         let mut open: Option<Batch> = None;
         let from = self.db.begin_read()?.open_table(LOG)?.len()?;
-        let meta = shared.log.tail(from, &mut |row| {
-            if open.is_none() {
-                open = Some(Batch {
-                    txn: self.db.begin_write(&self.path)?,
-                    shared: None,
-                    rules: self.rules,
-                    legacy: None,
-                    recall: recall::Pending::default(),
-                });
-            }
-            match open.as_mut() {
-                Some(batch) => batch.replay(&row),
-                None => Ok(()),
-            }
-        })?;
+        let meta = shared
+            .log
+            .tail(from, &mut |row| self.opened(&mut open)?.replay(&row))?;
         let signed = self.signed_meta()?;
         let fresh: Meta = meta
             .into_iter()
@@ -800,23 +783,33 @@ impl Ledger {
             })
             .collect();
         if !fresh.is_empty() {
-            if open.is_none() {
-                open = Some(Batch {
-                    txn: self.db.begin_write(&self.path)?,
-                    shared: None,
-                    rules: self.rules,
-                    legacy: None,
-                    recall: recall::Pending::default(),
-                });
-            }
-            if let Some(batch) = open.as_mut() {
-                batch.put_meta(&fresh)?;
-            }
+            self.opened(&mut open)?.put_meta(&fresh)?;
         }
         match open {
             Some(batch) => batch.commit(),
             None => Ok(()),
         }
+    }
+
+    /// The batch in `slot`, begun (on this process's own database) if there is none yet.
+    fn opened<'a>(&self, slot: &'a mut Option<Batch>) -> Result<&'a mut Batch> {
+        let batch = match slot.take() {
+            Some(batch) => batch,
+            None => self.local_batch()?,
+        };
+        Ok(slot.insert(batch))
+    }
+
+    /// A batch on this process's own database only: on a shared ledger, one that derives what
+    /// the server holds into the replica.
+    fn local_batch(&self) -> Result<Batch> {
+        Ok(Batch {
+            txn: self.db.begin_write(&self.path)?,
+            shared: None,
+            rules: self.rules,
+            legacy: None,
+            recall: recall::Pending::default(),
+        })
     }
 
     /// The replica's signed-checkpoint meta entries.
@@ -932,18 +925,7 @@ impl Ledger {
         }
         let target = match url_of(to) {
             Some(url) => Ledger::open_shared(url, true, from.rules)?,
-            None => {
-                not_a_directory(to)?;
-                if !to.exists() {
-                    Ledger::create_atomically(to)?;
-                }
-                let db = Database::builder()
-                    .set_cache_size(CACHE_BYTES)
-                    .set_concurrency_mode(SHARING)
-                    .create(to)
-                    .map_err(|e| open_error(to, e))?;
-                Ledger::start(db, to.to_path_buf(), from.rules)?
-            }
+            None => Ledger::open_with(to, false, from.rules)?,
         };
         let mut batch = target.batch()?;
         let held = batch.len()?;

@@ -22,6 +22,13 @@ fn checkpoint(db: &Path) -> String {
     stdout(&o)
 }
 
+/// `cairn copy FROM TO`.
+fn copy(from: &Path, to: &Path) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.arg("copy").arg(from).arg(to).env_remove("CAIRN_DB");
+    cmd.output().expect("run cairn copy")
+}
+
 fn verifies(db: &Path) {
     let o = run_cairn(db, &["verify"], None);
     assert_eq!(
@@ -47,20 +54,10 @@ fn copy_from_redb_to_postgres_and_back_keeps_every_record_in_order() {
     let o = run_cairn(&first, &["checkpoint", "--key", &keygen(&t)], None);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 
-    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("copy")
-        .arg(&first)
-        .arg(&url)
-        .output()
-        .unwrap();
+    let o = copy(&first, &url);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(stdout(&o).contains("copied 55 records"), "{}", stdout(&o));
-    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("copy")
-        .arg(&url)
-        .arg(&back)
-        .output()
-        .unwrap();
+    let o = copy(&url, &back);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
 
     let (a, b, c) = (export(&first), export(&url), export(&back));
@@ -98,12 +95,7 @@ fn copy_from_redb_to_postgres_and_back_keeps_every_record_in_order() {
     assert!(id(&first) == id(&url) && id(&url) == id(&back));
 
     // A non-empty target is refused, and nothing is written to it.
-    let o = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("copy")
-        .arg(&first)
-        .arg(&url)
-        .output()
-        .unwrap();
+    let o = copy(&first, &url);
     assert_eq!(code(&o), 2);
     assert!(
         stderr(&o).contains("already holds 55 records") && stderr(&o).contains("empty database"),

@@ -61,24 +61,16 @@ impl Tmp {
     }
 }
 
-/// The PostgreSQL server the tests use: $CAIRN_TEST_PG (a superuser's URL), or else a
-/// throwaway cluster that `tests/pg-cluster.sh` starts on port 55432 (Debian's PostgreSQL).
+/// The PostgreSQL server the tests use: what `tests/pg-cluster.sh` prints, $CAIRN_TEST_PG or the
+/// throwaway cluster it starts on port 55432 (Debian's PostgreSQL).
 pub fn pg_server() -> String {
     static URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("CAIRN_TEST_PG") {
-            return url;
-        }
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/pg-cluster.sh");
-        let out = Command::new("bash")
-            .args([script, "55432"])
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "the test PostgreSQL cluster did not start (install Debian's postgresql, or set CAIRN_TEST_PG): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = Command::new("bash").args([script, "55432"]).output();
+        let out = out.expect("bash runs");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "no test PostgreSQL server: {said}");
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     })
     .clone()
