@@ -79,6 +79,10 @@ const CLASSIFIED_FROM: &str = "classified_from";
 /// The meta entries of the last signed checkpoint: its size and root.
 const SIGNED: [&str; 2] = ["signed_size", "signed_root"];
 
+/// The meta entries a shared ledger's replica takes from the server at every read: the ledger's
+/// id (`cairn copy` into an empty ledger sets it) and the last signed checkpoint.
+const SYNCED: [&str; 4] = ["ledger_id", LEDGER_ID_CHECK, "signed_size", "signed_root"];
+
 /// The URL in a ledger's path, when it names a PostgreSQL server (SPEC.md section 17).
 fn url_of(path: &Path) -> Option<&str> {
     path.to_str().filter(|s| shared::is_url(s))
@@ -734,9 +738,8 @@ impl Ledger {
     }
 
     fn begin(&self, streams: Option<Vec<String>>) -> Result<Batch> {
-        let mut batch = self.local_batch()?;
         let Some(shared) = &self.shared else {
-            return Ok(batch);
+            return self.local_batch();
         };
         let Db::Write(db) = &self.db else {
             return Err(ErrorKind::ReadOnly(self.path.clone()).into());
@@ -744,8 +747,11 @@ impl Ledger {
         if !shared.writable {
             return Err(ErrorKind::ReadOnly(self.path.clone()).into());
         }
-        let busy = Busy::set(&shared.busy);
+        // The server's locks first: while they are waited for, this process's reads still
+        // bring the replica up to date.
         let mut writing = shared.log.begin(streams.as_deref())?;
+        let mut batch = self.local_batch()?;
+        let busy = Busy::set(&shared.busy);
         let from = batch.len()?;
         writing.tail(from, &mut |row| batch.replay(&row))?;
         batch.shared = Some(Sharing {
@@ -772,14 +778,20 @@ impl Ledger {
         }
         let mut open: Option<Batch> = None;
         let from = self.db.begin_read()?.open_table(LOG)?.len()?;
-        let meta = shared
-            .log
-            .tail(from, &mut |row| self.opened(&mut open)?.replay(&row))?;
-        let signed = self.signed_meta()?;
+        let meta = shared.log.tail(from, &mut |row| {
+            let batch = self.opened(&mut open)?;
+            // Another thread's batch may have committed between the read of `from` and this
+            // write: what it derived is there already.
+            if row.index < batch.len()? {
+                return Ok(());
+            }
+            batch.replay(&row)
+        })?;
+        let kept = self.synced_meta()?;
         let fresh: Meta = meta
             .into_iter()
             .filter(|(n, v)| {
-                SIGNED.contains(&n.as_str()) && !signed.contains(&(n.clone(), v.clone()))
+                SYNCED.contains(&n.as_str()) && !kept.contains(&(n.clone(), v.clone()))
             })
             .collect();
         if !fresh.is_empty() {
@@ -812,12 +824,12 @@ impl Ledger {
         })
     }
 
-    /// The replica's signed-checkpoint meta entries.
-    fn signed_meta(&self) -> Result<Meta> {
+    /// The replica's meta entries that follow the server's.
+    fn synced_meta(&self) -> Result<Meta> {
         let snap = self.db.begin_read()?;
         let meta = snap.open_table(META)?;
         let mut out = Vec::new();
-        for name in SIGNED {
+        for name in SYNCED {
             if let Some(v) = meta.get(name)? {
                 out.push((name.to_string(), v.value().to_vec()));
             }
@@ -871,8 +883,12 @@ impl Ledger {
             Some([v]) if (ITEMS_WITHOUT_RECORDS + 1..=DERIVATION).contains(v) => *v,
             _ => {
                 return Err(wrong(format!(
-                    "its ledger derives by a rules version this build does not know (it knows {} to {DERIVATION}); open it with the cairn build that wrote it",
-                    ITEMS_WITHOUT_RECORDS + 1
+                    "its ledger derives by a rules version this build does not know (it knows {}); open it with the cairn build that wrote it",
+                    if ITEMS_WITHOUT_RECORDS + 1 == DERIVATION {
+                        format!("version {DERIVATION}")
+                    } else {
+                        format!("versions {} to {DERIVATION}", ITEMS_WITHOUT_RECORDS + 1)
+                    }
                 )))
             }
         };
@@ -1324,6 +1340,8 @@ impl Batch {
                         let record = decode(&row.bytes)?;
                         again.append_any(record)?;
                     }
+                    let meta = again.shared.as_ref().map(|s| s.meta.clone());
+                    again.put_meta(&meta.unwrap_or_default())?;
                     again.recall.flush(&again.txn)?;
                     sharing = again.shared.take().ok_or_else(|| {
                         crate::error::Error::from(ErrorKind::Remote {

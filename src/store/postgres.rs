@@ -72,11 +72,8 @@ impl Postgres {
     /// Parses `url`, reads the password from the environment and connects once, so a wrong URL
     /// or a server that is down is reported now.
     pub fn connect(url: &str) -> Result<Postgres> {
-        let (base, params) = match url.split_once('?') {
-            Some((b, q)) => (b, q),
-            None => (url, ""),
-        };
-        let shown = redacted(url);
+        let parts = Url::split(url);
+        let shown = parts.shown();
         let fail = |detail: String| -> crate::error::Error {
             ErrorKind::Remote {
                 url: shown.clone(),
@@ -84,32 +81,32 @@ impl Postgres {
             }
             .into()
         };
+        if parts.password {
+            return Err(fail("the URL holds a password, which cairn would print in its messages; take it out of the URL and put it in $PGPASSWORD, or in a file named by $CAIRN_DB_PASSWORD_FILE".into()));
+        }
         let mut mode = String::new();
         let mut root = std::env::var("PGSSLROOTCERT").ok();
         let mut rest = Vec::new();
-        for pair in params.split('&').filter(|p| !p.is_empty()) {
+        for pair in &parts.query {
             match pair.split_once('=') {
                 Some(("sslmode", v)) => mode = v.to_string(),
                 Some(("sslrootcert", v)) => root = Some(v.to_string()),
-                _ => rest.push(pair),
+                _ => rest.push(pair.as_str()),
             }
         }
         if mode.is_empty() {
             mode = std::env::var("PGSSLMODE").unwrap_or_default();
         }
         let plain = if rest.is_empty() {
-            base.to_string()
+            parts.base.clone()
         } else {
-            format!("{base}?{}", rest.join("&"))
+            format!("{}?{}", parts.base, rest.join("&"))
         };
         let mut config = Config::from_str(&plain).map_err(|e| {
             fail(format!(
                 "the URL cannot be read ({e}); write it as postgres://USER@HOST:PORT/DATABASE"
             ))
         })?;
-        if config.get_password().is_some() {
-            return Err(fail("the URL holds a password, which cairn would print in its messages; take it out of the URL and put it in $PGPASSWORD, or in a file named by $CAIRN_DB_PASSWORD_FILE".into()));
-        }
         if let Ok(file) = std::env::var("CAIRN_DB_PASSWORD_FILE") {
             let text = std::fs::read_to_string(&file).map_err(|e| {
                 fail(format!(
@@ -154,18 +151,82 @@ impl Postgres {
     }
 }
 
-/// `url` without the password of its user part, if it has one.
-fn redacted(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..end].rsplit_once('@') {
-        Some((user, host)) if user.contains(':') => {
-            let name = user.split(':').next().unwrap_or_default();
-            format!("{scheme}://{name}:***@{host}{}", &rest[end..])
+/// A URL taken apart far enough to tell whether it holds a password and to print it without one.
+struct Url {
+    /// The scheme (lower case), the user part and the host and path, without the query.
+    base: String,
+    /// The user part's name, for messages.
+    user: Option<String>,
+    /// The host, port and path.
+    rest: String,
+    /// The query's `key=value` pairs.
+    query: Vec<String>,
+    /// Whether a password is in the user part or the query.
+    password: bool,
+}
+
+impl Url {
+    fn split(url: &str) -> Url {
+        let (scheme, after) = url.split_once("://").unwrap_or(("postgres", url));
+        let scheme = scheme.to_ascii_lowercase();
+        // The user part ends at the last `@` before the query: a password may hold `/` or `?`.
+        let (front, query) = match after.rfind('@') {
+            Some(at) => match after[at..].split_once('?') {
+                Some((host, q)) => (format!("{}{host}", &after[..at]), q),
+                None => (after.to_string(), ""),
+            },
+            None => match after.split_once('?') {
+                Some((host, q)) => (host.to_string(), q),
+                None => (after.to_string(), ""),
+            },
+        };
+        let (userinfo, rest) = match front.rfind('@') {
+            Some(at) => (Some(&front[..at]), front[at + 1..].to_string()),
+            None => (None, front.clone()),
+        };
+        let query: Vec<String> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect();
+        let password = userinfo.is_some_and(|u| u.contains(':'))
+            || query.iter().any(|p| {
+                p.split('=')
+                    .next()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("password"))
+            });
+        Url {
+            base: format!("{scheme}://{front}"),
+            user: userinfo.map(|u| u.split(':').next().unwrap_or_default().to_string()),
+            rest,
+            query,
+            password,
         }
-        _ => url.to_string(),
+    }
+
+    /// The URL for messages: the user's name, the host, port and path, and the query without a
+    /// password.
+    fn shown(&self) -> String {
+        let scheme = self.base.split("://").next().unwrap_or("postgres");
+        let user = self
+            .user
+            .as_ref()
+            .map(|u| format!("{u}@"))
+            .unwrap_or_default();
+        let query: Vec<&str> = self
+            .query
+            .iter()
+            .map(|p| match p.split('=').next() {
+                Some(k) if k.eq_ignore_ascii_case("password") => "password=***",
+                _ => p.as_str(),
+            })
+            .collect();
+        let query = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", query.join("&"))
+        };
+        format!("{scheme}://{user}{}{query}", self.rest)
     }
 }
 
@@ -213,7 +274,7 @@ impl Inner {
 
     /// The error for a failed query: the server's own words, and what to do.
     fn query_failed(&self, doing: &str, e: &postgres::Error) -> crate::error::Error {
-        let way = if e.is_closed() || e.as_db_error().is_none() {
+        let way = if lost(e) {
             "the connection was lost; check that the server runs, then retry"
         } else {
             "check that the user may read and write the cairn_ tables of this database"
@@ -235,19 +296,25 @@ impl Inner {
                 source = s.source();
             }
             self.fail(format!(
-                "cannot connect ({detail}); check that the server runs, that the URL's host, port, user and database are right, and, with TLS, that sslrootcert names the CA of the server's certificate"
+                "cannot connect ({detail}); check that the server runs, that the URL's host, port, user and database are right, that $PGPASSWORD or the file $CAIRN_DB_PASSWORD_FILE names holds the password the server asks for, and, with TLS, that sslrootcert names the CA of the server's certificate"
             ))
         })
     }
 
     /// Runs `f` on the reader connection, opening it anew when it was lost.
-    fn with_reader<T>(&self, f: impl FnOnce(&mut Client) -> Result<T>) -> Result<T> {
+    /// A read that fails because a kept connection was lost (the server restarted, say) runs
+    /// once more on a new one: it wrote nothing.
+    fn with_reader<T>(&self, mut f: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
         let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        let mut client = match slot.take() {
-            Some(c) if !c.is_closed() => c,
-            _ => self.open()?,
+        let (mut client, kept) = match slot.take() {
+            Some(c) if !c.is_closed() => (c, true),
+            _ => (self.open()?, false),
         };
-        let out = f(&mut client);
+        let mut out = f(&mut client);
+        if out.is_err() && kept && client.is_closed() {
+            client = self.open()?;
+            out = f(&mut client);
+        }
         if !client.is_closed() {
             *slot = Some(client);
         }
@@ -294,7 +361,7 @@ impl Inner {
     fn head_and_meta(&self, client: &mut impl postgres::GenericClient) -> Result<(u64, Meta)> {
         let rows = client
             .query_typed(
-                "SELECT h.size, m.name, m.value FROM cairn_head h CROSS JOIN cairn_meta m",
+                "SELECT h.size, m.name, m.value, (SELECT max(idx) FROM cairn_log) FROM cairn_head h CROSS JOIN cairn_meta m",
                 &[],
             )
             .map_err(|e| self.query_failed("reading the log's head", &e))?;
@@ -305,6 +372,13 @@ impl Inner {
             ));
         };
         let size: i64 = first.get(0);
+        let last: Option<i64> = first.get(3);
+        if last.map_or(0, |l| l + 1) != size {
+            return Err(self.fail(format!(
+                "its head says the log holds {size} records, and its last record is at index {}; the cairn tables were changed outside cairn: restore the database from a backup",
+                last.map_or("none".to_string(), |l| l.to_string())
+            )));
+        }
         let meta: Meta = rows.iter().map(|r| (r.get(1), r.get(2))).collect();
         self.check_schema(&meta)?;
         Ok((size as u64, meta))
@@ -393,6 +467,13 @@ impl Inner {
         tx.commit().map_err(failed)?;
         Ok(all)
     }
+}
+
+/// Whether an error means the connection is gone (closed, or ended by the server).
+fn lost(e: &postgres::Error) -> bool {
+    e.is_closed()
+        || e.as_db_error()
+            .is_none_or(|d| matches!(d.severity(), "FATAL" | "PANIC"))
 }
 
 /// What the server said of a failed query.
@@ -486,9 +567,16 @@ impl SharedLog for Postgres {
                 }
             }
         }
-        client
-            .batch_execute(&sql)
-            .map_err(|e| inner.query_failed("taking the write locks", &e))?;
+        if let Err(e) = client.batch_execute(&sql) {
+            // A kept connection the server closed meanwhile: nothing was done; once more.
+            if !client.is_closed() {
+                return Err(inner.query_failed("taking the write locks", &e));
+            }
+            client = inner.open()?;
+            client
+                .batch_execute(&sql)
+                .map_err(|e| inner.query_failed("taking the write locks", &e))?;
+        }
         Ok(Box::new(PgWriting {
             inner: Arc::clone(inner),
             client: Some(client),

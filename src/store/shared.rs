@@ -109,7 +109,9 @@ impl Drop for Busy {
 
 /// Whether `location` names a PostgreSQL server rather than a file.
 pub(crate) fn is_url(location: &str) -> bool {
-    location.starts_with("postgres://") || location.starts_with("postgresql://")
+    let scheme = location.split("://").next().unwrap_or_default();
+    location.contains("://")
+        && (scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql"))
 }
 
 /// Connects to the shared log at `url`.
@@ -122,7 +124,14 @@ pub(crate) fn connect(url: &str) -> Result<Arc<dyn SharedLog>> {
 #[cfg(not(feature = "postgres"))]
 pub(crate) fn connect(url: &str) -> Result<Arc<dyn SharedLog>> {
     Err(crate::error::ErrorKind::Remote {
-        url: url.rsplit('@').next().unwrap_or_default().to_string(),
+        url: url
+            .rsplit('@')
+            .next()
+            .unwrap_or_default()
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_string(),
         detail: "this build of cairn has no PostgreSQL backend; build it with the cargo feature `postgres` (the `cairn` binary has it by default), or give a file path".into(),
     }
     .into())

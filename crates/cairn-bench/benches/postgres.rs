@@ -141,16 +141,20 @@ fn measure(db: &Path, steps: &[Step]) -> Figures {
 /// as separate `cairn serve` processes have), append batches of 10 spans to a stream of their
 /// own for `secs`; returns records appended per second in all.
 fn throughput(url: &str, writers: usize, secs: f64) -> (f64, u64) {
-    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    // Every writer opens its ledger first; the clock starts for all at once.
+    let ready = std::sync::Arc::new(std::sync::Barrier::new(writers));
     let handles: Vec<_> = (0..writers)
         .map(|w| {
             let url = url.to_string();
+            let ready = ready.clone();
             std::thread::spawn(move || {
                 let ledger = Ledger::open(&url).expect("open");
                 let stream = format!("writer-{writers}-{w}");
                 let mut turn = 0u64;
                 let mut appended = 0u64;
+                ready.wait();
                 let started = Instant::now();
+                let deadline = started + Duration::from_secs_f64(secs);
                 while Instant::now() < deadline {
                     let mut b = ledger.batch_for(&[&stream]).expect("batch");
                     for _ in 0..10 {

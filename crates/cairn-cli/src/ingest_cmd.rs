@@ -245,15 +245,19 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
     let mut out = stdout.lock();
     let mut buf = Vec::new();
     let mut line = 0u64;
-    let mut batch = ledger.batch()?;
+    // Begun when a line arrives, not while the input is idle: on a shared ledger a batch holds
+    // locks other servers wait for (SPEC.md section 17).
+    let mut batch: Option<cairn::Batch> = None;
     let mut pending: Vec<(u64, Vec<u8>, LineResult)> = Vec::new();
     // The run as of the last commit, to apply the group again from when a line fails.
     let (mut run, mut committed_run) = (Run::new(), Run::new());
-    let flush = |batch: cairn::Batch,
+    let flush = |batch: Option<cairn::Batch>,
                  pending: &mut Vec<(u64, Vec<u8>, LineResult)>,
                  out: &mut std::io::StdoutLock|
      -> Result<(), Failure> {
-        batch.commit()?;
+        if let Some(batch) = batch {
+            batch.commit()?;
+        }
         for (_, _, r) in pending.drain(..) {
             print_result(&r, as_json, out);
         }
@@ -270,7 +274,12 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
         };
         if more {
             line += 1;
-            match run.apply_line(&mut batch, gate, line, &buf) {
+            let open = match batch.take() {
+                Some(b) => b,
+                None => ledger.batch()?,
+            };
+            let open = batch.insert(open);
+            match run.apply_line(open, gate, line, &buf) {
                 Ok(Some(r)) => {
                     refused |= r.refused.is_some();
                     pending.push((line, buf.clone(), r))
@@ -287,7 +296,7 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
                                 line_failure("standard input", e, "nothing was written")
                             })?;
                     }
-                    flush(fresh, &mut pending, &mut out)?;
+                    flush(Some(fresh), &mut pending, &mut out)?;
                     return Err(line_failure(
                         "standard input",
                         e,
@@ -298,12 +307,11 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
         }
         let waiting = !reader.buffer().is_empty();
         if !more || !waiting || pending.len() >= GROUP_COMMIT_LINES {
-            flush(batch, &mut pending, &mut out)?;
+            flush(batch.take(), &mut pending, &mut out)?;
             committed_run = run.clone();
             if !more {
                 return Ok(u8::from(refused));
             }
-            batch = ledger.batch()?;
         }
     }
 }
