@@ -76,11 +76,9 @@ const ITEMS_WITHOUT_RECORDS: u8 = 5;
 /// then; spans at or above it have classification records.
 const CLASSIFIED_FROM: &str = "classified_from";
 
-/// The meta entries of the last signed checkpoint: its size and root.
-const SIGNED: [&str; 2] = ["signed_size", "signed_root"];
-
-/// The meta entries a shared ledger's replica takes from the server at every read: the ledger's
-/// id (`cairn copy` into an empty ledger sets it) and the last signed checkpoint.
+/// The meta entries that name a ledger and its last signed checkpoint: what `cairn copy`
+/// carries, and what a shared ledger's replica takes from the server at every read (`cairn
+/// copy` into an empty ledger sets the id).
 const SYNCED: [&str; 4] = ["ledger_id", LEDGER_ID_CHECK, "signed_size", "signed_root"];
 
 /// The URL in a ledger's path, when it names a PostgreSQL server (SPEC.md section 17).
@@ -787,7 +785,7 @@ impl Ledger {
             }
             batch.replay(&row)
         })?;
-        let kept = self.synced_meta()?;
+        let kept = synced_meta(&self.db.begin_read()?)?;
         let fresh: Meta = meta
             .into_iter()
             .filter(|(n, v)| {
@@ -822,19 +820,6 @@ impl Ledger {
             legacy: None,
             recall: recall::Pending::default(),
         })
-    }
-
-    /// The replica's meta entries that follow the server's.
-    fn synced_meta(&self) -> Result<Meta> {
-        let snap = self.db.begin_read()?;
-        let meta = snap.open_table(META)?;
-        let mut out = Vec::new();
-        for name in SYNCED {
-            if let Some(v) = meta.get(name)? {
-                out.push((name.to_string(), v.value().to_vec()));
-            }
-        }
-        Ok(out)
     }
 
     /// Opens the ledger in the database at `url`, creating it (deriving by rules version
@@ -903,14 +888,7 @@ impl Ledger {
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .map_err(|e| open_error(Path::new(url), e))?;
         let mut ledger = Ledger::start(db, PathBuf::from(log.location()), rules)?;
-        {
-            let mut batch = ledger.batch()?;
-            batch.put_meta(&vec![
-                ("ledger_id".into(), id),
-                (LEDGER_ID_CHECK.into(), check),
-            ])?;
-            batch.commit()?;
-        }
+        // The first sync takes the ledger's id and check from the server.
         ledger.shared = Some(Shared {
             log,
             writable,
@@ -957,14 +935,7 @@ impl Ledger {
             )));
         }
         let snap = from.snapshot()?;
-        let source = snap.txn.raw().open_table(META)?;
-        let mut meta = Vec::new();
-        for name in ["ledger_id", LEDGER_ID_CHECK].into_iter().chain(SIGNED) {
-            if let Some(v) = source.get(name)? {
-                meta.push((name.to_string(), v.value().to_vec()));
-            }
-        }
-        drop(source);
+        let meta = synced_meta(snap.txn.raw())?;
         let size = snap.len()?;
         for i in 0..size {
             let Some((rid, record)) = snap.record_at(i)? else {
@@ -1068,6 +1039,18 @@ impl Snapshot {
         }
         Ok(())
     }
+}
+
+/// The [`SYNCED`] meta entries a ledger state holds.
+fn synced_meta(txn: &redb::ReadTransaction) -> Result<Meta> {
+    let meta = txn.open_table(META)?;
+    let mut out = Vec::new();
+    for name in SYNCED {
+        if let Some(v) = meta.get(name)? {
+            out.push((name.to_string(), v.value().to_vec()));
+        }
+    }
+    Ok(out)
 }
 
 fn new_ledger_id(path: &Path) -> [u8; 16] {
@@ -1333,22 +1316,21 @@ impl Batch {
                         }
                         .into());
                     }
-                    let ours = std::mem::take(&mut sharing.rows);
-                    sharing.base = base;
-                    again.shared = Some(sharing);
-                    for row in &ours {
-                        let record = decode(&row.bytes)?;
-                        again.append_any(record)?;
+                    // A record another writer appended too is there already: not written twice.
+                    let mut placed = Vec::with_capacity(sharing.rows.len());
+                    for row in std::mem::take(&mut sharing.rows) {
+                        let done = again.append_any(decode(&row.bytes)?)?;
+                        if done.new {
+                            placed.push(Row {
+                                index: done.index,
+                                ..row
+                            });
+                        }
                     }
-                    let meta = again.shared.as_ref().map(|s| s.meta.clone());
-                    again.put_meta(&meta.unwrap_or_default())?;
+                    again.put_meta(&sharing.meta)?;
                     again.recall.flush(&again.txn)?;
-                    sharing = again.shared.take().ok_or_else(|| {
-                        crate::error::Error::from(ErrorKind::Remote {
-                            url: String::new(),
-                            detail: "a write batch lost its server transaction while it was placed after others' records; nothing of it was written: retry it".into(),
-                        })
-                    })?;
+                    sharing.rows = placed;
+                    sharing.base = base;
                     txn = again.txn;
                 }
             }
