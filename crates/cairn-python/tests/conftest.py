@@ -19,7 +19,7 @@ def db(tmp_path: pathlib.Path) -> pathlib.Path:
 def cairn_bin() -> str:
     """The `cairn` binary of this checkout (`cargo build -p cairn-cli`), or CAIRN_BIN."""
     given = os.environ.get("CAIRN_BIN")
-    candidates = [pathlib.Path(given)] if given else [ROOT / "target" / "debug" / "cairn", ROOT / "target" / "release" / "cairn"]
+    candidates = [pathlib.Path(given)] if given else [ROOT / "target" / d / "cairn" for d in ("ci", "debug", "release")]
     for c in candidates:
         if c.is_file():
             return str(c)
