@@ -5,7 +5,7 @@ use cairn::gate::{Gatekeeper, Policy};
 use cairn::ingest::{apply_line, LineResult};
 use cairn::record::Status;
 use cairn::score::Scorer;
-use cairn::{Ledger, Read};
+use cairn::Read;
 
 const BASE: &str = r#"{"kind":"span","stream":"g","turn":1,"role":"user","text":"The staging DB listens on port 5433."}
 {"kind":"span","stream":"g","turn":2,"role":"tool","name":"psql","text":"connected to staging-db on port 5433"}
@@ -27,7 +27,7 @@ fn claim(text: &str, origin: &str, witnesses: &str) -> String {
     )
 }
 
-fn run_with(gate: &Gatekeeper, lines: &str) -> (Ledger, Vec<LineResult>) {
+fn run_with(gate: &Gatekeeper, lines: &str) -> (crate::util::Scenario, Vec<LineResult>) {
     let ledger = ledger();
     let mut b = ledger.batch().unwrap();
     let mut out = Vec::new();
@@ -42,7 +42,7 @@ fn run_with(gate: &Gatekeeper, lines: &str) -> (Ledger, Vec<LineResult>) {
     (ledger, out)
 }
 
-fn run(lines: &str) -> (Ledger, Vec<LineResult>) {
+fn run(lines: &str) -> (crate::util::Scenario, Vec<LineResult>) {
     run_with(&Gatekeeper::default(), lines)
 }
 

@@ -129,7 +129,11 @@ fn gate(policy: Policy) -> Gatekeeper {
 
 /// One stream: the witness as a user span, one summary with the given claims citing it.
 /// Returns the ledger, each claim's status and whether the summary was admitted.
-fn gated(gate: &Gatekeeper, witness: &str, claims: &[&str]) -> (Ledger, Vec<Status>, bool) {
+fn gated(
+    gate: &Gatekeeper,
+    witness: &str,
+    claims: &[&str],
+) -> (crate::util::Scenario, Vec<Status>, bool) {
     let ledger = ledger();
     let outcome = gate
         .judged(&ledger, |b| {

@@ -5,7 +5,6 @@ use cairn::gate::Gatekeeper;
 use cairn::ingest::apply_line;
 use cairn::memory::{context, tokens};
 use cairn::record::{Gate, Status};
-use cairn::Ledger;
 
 const LINES: &str = r#"{"kind":"span","stream":"s","turn":1,"role":"user","text":"Never run DROP TABLE on the production users table."}
 {"kind":"span","stream":"s","turn":2,"role":"user","text":"I think the staging DB is on port 5433."}
@@ -16,12 +15,12 @@ const LINES: &str = r#"{"kind":"span","stream":"s","turn":1,"role":"user","text"
 {"kind":"span","stream":"s","turn":5,"role":"user","text":"Now add request timeouts."}
 "#;
 
-fn ledger() -> Ledger {
+fn ledger() -> crate::util::Scenario {
     written(usize::MAX)
 }
 
 /// The lines written `per_batch` to a batch.
-fn written(per_batch: usize) -> Ledger {
+fn written(per_batch: usize) -> crate::util::Scenario {
     let ledger = crate::util::ledger();
     let lines: Vec<&str> = LINES.lines().collect();
     for (k, chunk) in lines.chunks(per_batch).enumerate() {

@@ -18,7 +18,7 @@ fn turn(turn: u64, role: Role, text: &str) -> Span {
 }
 
 /// A stream with a constraint, a tool's answer and a guess, all covered.
-fn ledger() -> (Ledger, Vec<cairn::record::Rid>) {
+fn ledger() -> (crate::util::Scenario, Vec<cairn::record::Rid>) {
     let ledger = crate::util::ledger();
     let mut b = ledger.batch().unwrap();
     let rids = [

@@ -22,10 +22,12 @@ impl Tmp {
 
 /// The ledger a scenario test runs on: in memory, or, with `CAIRN_SCENARIO_DB=postgres`, in a
 /// new database on the test PostgreSQL server (SPEC.md section 17): $CAIRN_TEST_PG, or the
-/// throwaway cluster `tests/pg-cluster.sh` starts. CI runs the scenario tests both ways.
-pub fn ledger() -> Ledger {
+/// throwaway cluster `tests/pg-cluster.sh` starts. CI runs the scenario tests both ways. On
+/// PostgreSQL, a test that passes ends with `verify` of the server's ledger: a replica filled
+/// anew from the rows the test's batches put on the server must equal the records' rebuild.
+pub fn ledger() -> Scenario {
     if std::env::var("CAIRN_SCENARIO_DB").as_deref() != Ok("postgres") {
-        return Ledger::in_memory().expect("a ledger in memory");
+        return Scenario(Ledger::in_memory().expect("a ledger in memory"), false);
     }
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -51,7 +53,33 @@ pub fn ledger() -> Ledger {
         .execute(&format!("CREATE DATABASE {name}"), &[])
         .expect("create the scenario's database");
     let (base, _) = server.rsplit_once('/').expect("a URL with a database");
-    Ledger::open(format!("{base}/{name}")).expect("a ledger on PostgreSQL")
+    Scenario(
+        Ledger::open(format!("{base}/{name}")).expect("a ledger on PostgreSQL"),
+        true,
+    )
+}
+
+/// A scenario test's ledger, and whether it is on PostgreSQL.
+pub struct Scenario(Ledger, bool);
+
+impl std::ops::Deref for Scenario {
+    type Target = Ledger;
+    fn deref(&self) -> &Ledger {
+        &self.0
+    }
+}
+
+impl Drop for Scenario {
+    fn drop(&mut self) {
+        if self.1 && !std::thread::panicking() {
+            let report = self.0.verify().expect("verify the server's ledger");
+            assert!(
+                report.ok(),
+                "the server's rows differ from the records' rebuild: {:?}",
+                report.discrepancies
+            );
+        }
+    }
 }
 
 pub fn span(stream: &str, turn: u64, text: &str) -> Span {

@@ -1,10 +1,12 @@
 //! The ledger on redb: one file, append-only, with facts derived at append time.
 
 mod backend;
+mod file;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod read;
 mod recall;
+mod rows;
 mod shared;
 mod tables;
 mod verify;
@@ -27,7 +29,7 @@ use redb::{
     ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase, ReadableTable,
     ReadableTableMetadata, StorageError, TableHandle, WriteTransaction,
 };
-use shared::{Busy, Meta, Published, Row, Shared, Writing};
+use shared::{Busy, Meta, Published, Pulled, Row, Shared, Store, Writing};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tables::*;
@@ -146,6 +148,9 @@ pub struct Batch {
     legacy: Option<(SnapshotTx, u64)>,
     /// Recall postings of this batch's texts not yet written (section 10b).
     recall: recall::Pending,
+    /// On a shared ledger, the derived rows this batch's records set: they go to the server
+    /// with the records.
+    capture: Option<rows::Capture>,
 }
 
 /// A batch's write on a shared ledger's server.
@@ -159,12 +164,12 @@ struct Sharing {
     /// The streams the batch may append to; `None` for any.
     streams: Option<Vec<String>>,
     /// The batch's own records, in log order.
-    rows: Vec<Row>,
+    records: Vec<Row>,
     /// Meta entries the batch sets.
     meta: Meta,
     /// The ledger's location, for messages.
     location: String,
-    /// Marks the replica busy while the batch is open.
+    /// The replica's one writer in this process, held while the batch is open.
     _busy: Busy,
 }
 
@@ -417,11 +422,17 @@ impl Ledger {
                 let (index, bytes) = entry?;
                 pending.add(&decode(bytes.value())?, index.value());
                 if pending.full() {
-                    pending.flush(&txn)?;
+                    pending.flush(rows::Tables {
+                        txn: &txn,
+                        capture: None,
+                    })?;
                 }
             }
         }
-        pending.flush(&txn)?;
+        pending.flush(rows::Tables {
+            txn: &txn,
+            capture: None,
+        })?;
         txn.open_table(META)?
             .insert(RECALL_META, [RECALL_VERSION].as_slice())?;
         txn.commit()?;
@@ -747,17 +758,25 @@ impl Ledger {
         }
         // The server's locks first: while they are waited for, this process's reads still
         // bring the replica up to date.
-        let mut writing = shared.log.begin(streams.as_deref())?;
+        let busy = Busy::take(&shared.busy);
+        let writing = shared.log.begin(streams.as_deref())?;
         let mut batch = self.local_batch()?;
-        let busy = Busy::set(&shared.busy);
         let from = batch.len()?;
-        writing.tail(from, &mut |row| batch.replay(&row))?;
+        // What others appended, read in one snapshot of the server: a record appended after it
+        // moves the head, and the commit takes it then.
+        let location = shared.log.location();
+        let mut intake = file::Intake::new();
+        shared.log.read(from, &mut |pulled| {
+            intake.push(&batch.txn, pulled, location)
+        })?;
+        intake.flush(&batch.txn, location)?;
+        batch.capture = Some(rows::Capture::default());
         batch.shared = Some(Sharing {
             writing,
             db: Arc::clone(db),
             base: batch.len()?,
             streams,
-            rows: Vec::new(),
+            records: Vec::new(),
             meta: Vec::new(),
             location: shared.log.location().to_string(),
             _busy: busy,
@@ -771,20 +790,32 @@ impl Ledger {
         let Some(shared) = &self.shared else {
             return Ok(());
         };
-        if shared.busy.load(std::sync::atomic::Ordering::SeqCst) {
+        if shared.busy.held() {
             return Ok(());
         }
         let mut open: Option<Batch> = None;
         let from = self.db.begin_read()?.open_table(LOG)?.len()?;
-        let meta = shared.log.tail(from, &mut |row| {
+        let location = shared.log.location();
+        let mut intake = file::Intake::new();
+        // Another thread's batch may have committed between the read of `from` and the write
+        // that takes what was read: its records are there already, and when it holds them all
+        // its rows are as new as the server's or newer, so they are not taken.
+        let mut held = None;
+        let meta = shared.log.read(from, &mut |pulled| {
             let batch = self.opened(&mut open)?;
-            // Another thread's batch may have committed between the read of `from` and this
-            // write: what it derived is there already.
-            if row.index < batch.len()? {
-                return Ok(());
+            let held = match held {
+                Some(held) => held,
+                None => *held.insert(batch.len()?),
+            };
+            match &pulled {
+                Pulled::Record(row) if row.index < held => Ok(()),
+                Pulled::Row(_) if !intake.logged && intake.waiting() == 0 => Ok(()),
+                _ => intake.push(&batch.txn, pulled, location),
             }
-            batch.replay(&row)
         })?;
+        if let Some(batch) = open.as_mut() {
+            intake.flush(&batch.txn, location)?;
+        }
         let kept = synced_meta(&self.db.begin_read()?)?;
         let fresh: Meta = meta
             .into_iter()
@@ -819,17 +850,22 @@ impl Ledger {
             rules: self.rules,
             legacy: None,
             recall: recall::Pending::default(),
+            capture: None,
         })
     }
 
     /// Opens the ledger in the database at `url`, creating it (deriving by rules version
     /// `rules`) when `writable` and the database holds none.
     fn open_shared(url: &str, writable: bool, rules: u8) -> Result<Ledger> {
-        let log = shared::connect(url)?;
+        Ledger::open_store(shared::connect(url)?, writable, rules)
+    }
+
+    /// Opens the ledger that `log` holds, as [`Ledger::open_shared`] does.
+    fn open_store(log: Arc<dyn Store>, writable: bool, rules: u8) -> Result<Ledger> {
         let meta = match log.meta()? {
             Some(meta) => meta,
             None if writable => {
-                let id = new_ledger_id(Path::new(url));
+                let id = new_ledger_id(Path::new(log.location()));
                 log.create(&vec![
                     ("format".into(), vec![FORMAT_VERSION]),
                     ("rules".into(), vec![rules]),
@@ -886,22 +922,24 @@ impl Ledger {
         }
         let db = Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
-            .map_err(|e| open_error(Path::new(url), e))?;
+            .map_err(|e| open_error(Path::new(log.location()), e))?;
         let mut ledger = Ledger::start(db, PathBuf::from(log.location()), rules)?;
         // The first sync takes the ledger's id and check from the server.
         ledger.shared = Some(Shared {
             log,
             writable,
-            busy: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            busy: Arc::default(),
         });
         ledger.sync()?;
         Ok(ledger)
     }
 
-    /// Copies every record of `from`, in its log order, into a new or empty ledger at `to` (a
-    /// path or a `postgres://` URL), with its ledger id and last signed checkpoint: `cairn
-    /// copy`. The copy has the same rids, log order and Merkle root; its tables are derived
-    /// from the records, and no gate or judge runs again. Returns the number of records.
+    /// Copies every record of `from`, in its log order, with the rows derived from them, into a
+    /// new or empty ledger at `to` (a path or a `postgres://` URL), with its ledger id and last
+    /// signed checkpoint: `cairn copy`. The source's store is read whole in one snapshot and the
+    /// target's written in one transaction, both through the store's seam (SPEC.md section
+    /// 17.2): the copy has the same rids, log order, Merkle root and derived rows, and no gate
+    /// or judge runs again. Returns the number of records.
     pub fn copy(from: &Ledger, to: impl AsRef<Path>) -> Result<u64> {
         let to = to.as_ref();
         let refuse = |detail: String| -> crate::error::Error {
@@ -917,12 +955,16 @@ impl Ledger {
                 from.rules
             )));
         }
+        if from.recall_version()? != Some(RECALL_VERSION) {
+            return Err(refuse(
+                "the source's recall index is of an older layout, rebuilt the first time it is opened for writing; open it for writing once (cairn stats with a build that writes), then copy".into(),
+            ));
+        }
         let target = match url_of(to) {
             Some(url) => Ledger::open_shared(url, true, from.rules)?,
             None => Ledger::open_with(to, false, from.rules)?,
         };
-        let mut batch = target.batch()?;
-        let held = batch.len()?;
+        let held = target.len()?;
         if held > 0 {
             return Err(refuse(format!(
                 "it already holds {held} records, and a copy goes only into a new or empty ledger; give a new path or an empty database"
@@ -934,23 +976,46 @@ impl Ledger {
                 target.rules, from.rules
             )));
         }
-        let snap = from.snapshot()?;
-        let meta = synced_meta(snap.txn.raw())?;
-        let size = snap.len()?;
-        for i in 0..size {
-            let Some((rid, record)) = snap.record_at(i)? else {
-                continue;
-            };
-            let done = batch.append_any(record)?;
-            if done.rid != rid || done.index != i {
-                return Err(refuse(format!(
-                    "record {rid} at log index {i} did not copy to the same rid and place; verify the source"
-                )));
-            }
+        let (mut records, mut changes) = (Vec::new(), Vec::new());
+        let meta = from.with_store(|store| {
+            store.read(0, &mut |pulled| {
+                match pulled {
+                    Pulled::Record(row) => records.push(row),
+                    Pulled::Row(change) => changes.push(change),
+                }
+                Ok(())
+            })
+        })?;
+        let carried: Meta = meta
+            .into_iter()
+            .filter(|(name, _)| SYNCED.contains(&name.as_str()))
+            .collect();
+        let size = records.len() as u64;
+        target.with_store(|store| match store.begin(None)?.publish(0, &records, &changes, &carried)? {
+            Published::Done => Ok(size),
+            Published::Moved(head) => Err(refuse(format!(
+                "another process appended {head} records to it while it was copied into; give a new path or an empty database"
+            ))),
+        })
+    }
+
+    /// Runs `f` on the store that holds the ledger: the server's, or the file's own.
+    fn with_store<T>(&self, f: impl FnOnce(&dyn Store) -> Result<T>) -> Result<T> {
+        match &self.shared {
+            Some(shared) => f(&*shared.log),
+            None => f(&file::File {
+                db: &self.db,
+                location: self.path.display().to_string(),
+            }),
         }
-        batch.set_meta(&meta)?;
-        batch.commit()?;
-        Ok(size)
+    }
+
+    /// The version of the recall index's layout, from the meta.
+    fn recall_version(&self) -> Result<Option<u8>> {
+        let txn = self.db.begin_read()?;
+        let meta = txn.open_table(META)?;
+        let found = meta.get(RECALL_META)?;
+        Ok(found.and_then(|v| v.value().first().copied()))
     }
 
     /// A ledger in memory with this one's derivation, and a batch on it that rebuilds this
@@ -1081,6 +1146,15 @@ fn encode_state(state: &StreamState) -> Vec<u8> {
 }
 
 impl Batch {
+    /// The batch's transaction as its derivation writes it: on a shared ledger the derived
+    /// rows it writes are kept, to go to the server with the records.
+    fn tables(&self) -> rows::Tables<'_> {
+        rows::Tables {
+            txn: &self.txn,
+            capture: self.capture.as_ref(),
+        }
+    }
+
     /// Appends a record. A record already in the ledger is not written again: the result has
     /// `new: false` and the existing rid and index. A record whose links point to missing
     /// records, to the wrong kind or to another stream is refused, and nothing is written.
@@ -1193,7 +1267,7 @@ impl Batch {
         self.check_unique(record)?;
         let index = self.write(record, rid, &bytes)?;
         if let Some(s) = &mut self.shared {
-            s.rows.push(Row {
+            s.records.push(Row {
                 index,
                 rid,
                 bytes: bytes.clone(),
@@ -1204,7 +1278,10 @@ impl Batch {
         self.derive(record, rid, index)?;
         self.recall.add(record, index);
         if self.recall.full() {
-            self.recall.flush(&self.txn)?;
+            self.recall.flush(rows::Tables {
+                txn: &self.txn,
+                capture: self.capture.as_ref(),
+            })?;
         }
         Ok(Appended {
             rid,
@@ -1245,59 +1322,41 @@ impl Batch {
         Ok(())
     }
 
-    /// Derives a record another writer put in a shared ledger's log, checking that it lands
-    /// where the log has it.
-    fn replay(&mut self, row: &Row) -> Result<()> {
-        let record = decode(&row.bytes).map_err(|e| ErrorKind::CorruptRecord {
-            rid: row.rid,
-            index: row.index,
-            detail: format!("its bytes on the server do not decode ({e})"),
-        })?;
-        let done = self.append_any(record)?;
-        if done.rid != row.rid || done.index != row.index || !done.new {
-            return Err(ErrorKind::CorruptRecord {
-                rid: row.rid,
-                index: row.index,
-                detail: format!(
-                    "on the server its bytes hash to {} and land at index {}{}",
-                    done.rid,
-                    done.index,
-                    if done.new { "" } else { " as a repeat" }
-                ),
-            }
-            .into());
-        }
-        Ok(())
-    }
-
     /// Makes every append of the batch durable at once. On a shared ledger the records go to
-    /// the server in one transaction, after any that other processes appended since the batch
-    /// began; if the connection is lost, nothing of the batch is in the ledger, or (when it
-    /// was lost in the commit itself) the error says it may be, and a retry writes nothing
-    /// twice.
+    /// the server with their derived rows in one transaction, after any that other processes
+    /// appended since the batch began; if the connection is lost, nothing of the batch is in
+    /// the ledger, or (when it was lost in the commit itself) the error says it may be, and a
+    /// retry writes nothing twice.
     pub fn commit(mut self) -> Result<()> {
-        self.recall.flush(&self.txn)?;
+        self.recall.flush(rows::Tables {
+            txn: &self.txn,
+            capture: self.capture.as_ref(),
+        })?;
         let Some(mut sharing) = self.shared.take() else {
             return Ok(self.txn.commit()?);
         };
-        if sharing.rows.is_empty() && sharing.meta.is_empty() {
-            // Only others' records were derived: the replica keeps them.
+        if sharing.records.is_empty() && sharing.meta.is_empty() {
+            // Only others' records were taken: the replica keeps them.
             drop(sharing);
             return Ok(self.txn.commit()?);
         }
+        let mut changes = self.capture.take().map(|c| c.take()).unwrap_or_default();
         let mut txn = self.txn;
         loop {
-            match sharing
-                .writing
-                .publish(sharing.base, &sharing.rows, &sharing.meta)?
-            {
+            match sharing.writing.publish(
+                sharing.base,
+                &sharing.records,
+                &changes,
+                &sharing.meta,
+            )? {
                 Published::Done => {
                     drop(sharing);
                     return Ok(txn.commit()?);
                 }
                 Published::Moved(head) => {
-                    // Others appended meanwhile: derive their records, then this batch's
-                    // again after them (the same records, so the same rids and verdicts).
+                    // Others appended meanwhile: take their records and rows, then derive this
+                    // batch's records again after them (the same records, so the same rids and
+                    // verdicts).
                     drop(txn);
                     let mut again = Batch {
                         txn: sharing.db.begin_write()?,
@@ -1305,20 +1364,26 @@ impl Batch {
                         rules: self.rules,
                         legacy: None,
                         recall: recall::Pending::default(),
+                        capture: Some(rows::Capture::default()),
                     };
                     let from = again.len()?;
-                    sharing.writing.tail(from, &mut |row| again.replay(&row))?;
+                    let mut intake = file::Intake::new();
+                    let location = sharing.location.clone();
+                    sharing.writing.tail(from, &mut |pulled| {
+                        intake.push(&again.txn, pulled, &location)
+                    })?;
+                    intake.flush(&again.txn, &location)?;
                     let base = again.len()?;
                     if base != head {
                         return Err(ErrorKind::Remote {
-                            url: sharing.location.clone(),
+                            url: location,
                             detail: format!("its log's head is at {head}, and only {base} records could be read; nothing of this batch was written: retry it"),
                         }
                         .into());
                     }
                     // A record another writer appended too is there already: not written twice.
-                    let mut placed = Vec::with_capacity(sharing.rows.len());
-                    for row in std::mem::take(&mut sharing.rows) {
+                    let mut placed = Vec::with_capacity(sharing.records.len());
+                    for row in std::mem::take(&mut sharing.records) {
                         let done = again.append_any(decode(&row.bytes)?)?;
                         if done.new {
                             placed.push(Row {
@@ -1328,8 +1393,12 @@ impl Batch {
                         }
                     }
                     again.put_meta(&sharing.meta)?;
-                    again.recall.flush(&again.txn)?;
-                    sharing.rows = placed;
+                    again.recall.flush(rows::Tables {
+                        txn: &again.txn,
+                        capture: again.capture.as_ref(),
+                    })?;
+                    changes = again.capture.take().map(|c| c.take()).unwrap_or_default();
+                    sharing.records = placed;
                     sharing.base = base;
                     txn = again.txn;
                 }
@@ -1544,16 +1613,16 @@ impl Batch {
         let mut log = self.txn.open_table(LOG)?;
         let index = log.len()?;
         log.insert(index, rid.0)?;
-        extend_tree(&log, &mut self.txn.open_table(MERKLE)?, index, rid)?;
+        extend_tree(&log, &mut self.tables().table(MERKLE)?, index, rid)?;
         drop(log);
         self.txn.open_table(RECORDS)?.insert(index, bytes)?;
-        self.txn.open_table(RIDS)?.insert(rid.0, index)?;
-        self.txn
-            .open_table(BY_KIND)?
+        self.tables().table(RIDS)?.insert(rid.0, index)?;
+        self.tables()
+            .table(BY_KIND)?
             .insert((record.kind() as u8, index), rid.0)?;
         let links = record.links();
         if !links.is_empty() {
-            let mut table = self.txn.open_multimap_table(LINKS)?;
+            let mut table = self.tables().multimap(LINKS)?;
             for (_, target) in links {
                 table.insert(target.0, rid.0)?;
             }
@@ -1562,7 +1631,7 @@ impl Batch {
     }
 
     fn update_stream(&mut self, stream: &str, f: impl FnOnce(&mut StreamState)) -> Result<()> {
-        let mut table = self.txn.open_table(STREAMS)?;
+        let mut table = self.tables().table(STREAMS)?;
         let mut state = match table.get(stream)? {
             Some(g) => decode_state(g.value()).ok_or_else(|| ErrorKind::CorruptFile {
                 path: "streams table".into(),
@@ -1576,17 +1645,17 @@ impl Batch {
     }
 
     fn set_facts(&mut self, kind: Kind, rid: Rid, facts: Facts) -> Result<()> {
-        self.txn
-            .open_table(FACTS)?
+        self.tables()
+            .table(FACTS)?
             .insert(rid.0, facts.to_bytes(kind as u8))?;
         match facts.depth {
             Some(d) if facts.anchored => {
-                self.txn
-                    .open_table(DEPTHS)?
+                self.tables()
+                    .table(DEPTHS)?
                     .insert((kind as u8, d, rid.0), ())?;
             }
             _ => {
-                self.txn.open_table(UNANCHORED)?.insert(rid.0, ())?;
+                self.tables().table(UNANCHORED)?.insert(rid.0, ())?;
             }
         }
         Ok(())
@@ -1600,7 +1669,7 @@ impl Batch {
             Record::Claim(c) => self.derive_claim(c, rid),
             Record::Summary(s) => self.derive_summary(s, rid),
             Record::Verdict(v) => {
-                self.txn.open_table(VERDICTS)?.insert(v.subject.0, rid.0)?;
+                self.tables().table(VERDICTS)?.insert(v.subject.0, rid.0)?;
                 if let Some(Record::Summary(s)) = self.get(&v.subject)? {
                     self.settle_summary(v, v.subject, &s)?;
                 }
@@ -1609,20 +1678,20 @@ impl Batch {
             Record::Reground(g) => self.derive_reground(g, rid),
             Record::Judgement(j) => {
                 if j.relation == Relation::Contradicts {
-                    self.txn
-                        .open_multimap_table(CONTRADICTIONS)?
+                    self.tables()
+                        .multimap(CONTRADICTIONS)?
                         .insert(j.claim.0, j.span.0)?;
                 }
                 Ok(())
             }
             Record::Pin(p) => {
-                self.txn
-                    .open_table(PINS)?
+                self.tables()
+                    .table(PINS)?
                     .insert((p.stream.as_str(), p.name.as_str()), rid.0)?;
                 Ok(())
             }
             Record::Place(p) => {
-                let mut table = self.txn.open_table(PLACES)?;
+                let mut table = self.tables().table(PLACES)?;
                 if table.get(&p.span.0)?.is_none() {
                     table.insert(p.span.0, rid.0)?;
                 }
@@ -1632,14 +1701,14 @@ impl Batch {
                 Ok(())
             }
             Record::Receipt(r) => {
-                self.txn
-                    .open_table(RECEIPTS)?
+                self.tables()
+                    .table(RECEIPTS)?
                     .insert((r.stream.as_str(), r.key.as_str()), rid.0)?;
                 Ok(())
             }
             Record::Entry(e) => {
-                self.txn
-                    .open_table(ENTRIES)?
+                self.tables()
+                    .table(ENTRIES)?
                     .insert((Entry::path(&e.namespace).as_str(), e.key.as_str()), rid.0)?;
                 Ok(())
             }
@@ -1649,13 +1718,13 @@ impl Batch {
     /// A span's turn and its stream's count; in a rebuild of an old ledger, the items that
     /// ledger derived for a span logged before it had classification records.
     fn derive_span(&mut self, s: &Span, rid: Rid, index: u64) -> Result<()> {
-        self.txn
-            .open_table(TURNS)?
+        self.tables()
+            .table(TURNS)?
             .insert((s.stream.as_str(), s.turn), rid.0)?;
         if let Some((source, below)) = &self.legacy {
             if index < *below {
                 let from = source.raw().open_table(ITEMS)?;
-                let mut to = self.txn.open_table(ITEMS)?;
+                let mut to = self.tables().table(ITEMS)?;
                 let key = |k| (s.stream.as_str(), s.turn, k);
                 for row in from.range(key(0)..=key(u8::MAX))? {
                     let (k, v) = row?;
@@ -1674,11 +1743,11 @@ impl Batch {
         let Some(Record::Span(s)) = self.get(&f.span)? else {
             return Ok(());
         };
-        let mut table = self.txn.open_table(ITEMS)?;
+        let mut table = self.tables().table(ITEMS)?;
         if self.legacy.is_some() {
             // Copied rows give way to the record's: a row it does not hold is not kept.
             let key = |k| (s.stream.as_str(), s.turn, k);
-            table.retain_in(key(0)..=key(u8::MAX), |_, _| false)?;
+            table.clear(key(0), key(u8::MAX))?;
         }
         for (k, found) in f.items.iter().enumerate() {
             let item = Item {
@@ -1736,23 +1805,23 @@ impl Batch {
         };
         self.set_facts(Kind::Summary, rid, facts)?;
         let ordinal = self.stream(&s.stream)?.proposals + 1;
-        self.txn.open_table(ORDINALS)?.insert(rid.0, ordinal)?;
+        self.tables().table(ORDINALS)?.insert(rid.0, ordinal)?;
         self.update_stream(&s.stream, |st| st.proposals = ordinal)
     }
 
     /// A re-grounded claim: verified, with depth 0.
     fn derive_reground(&mut self, g: &Reground, rid: Rid) -> Result<()> {
-        self.txn.open_table(REGROUNDED)?.insert(g.claim.0, rid.0)?;
-        self.txn
-            .open_table(STATUS)?
+        self.tables().table(REGROUNDED)?.insert(g.claim.0, rid.0)?;
+        self.tables()
+            .table(STATUS)?
             .insert(g.claim.0, Status::Verified as u8)?;
         if let Some(old) = self.facts(&g.claim)? {
-            let mut depths = self.txn.open_table(DEPTHS)?;
+            let mut depths = self.tables().table(DEPTHS)?;
             if let Some(d) = old.depth {
                 depths.remove((Kind::Claim as u8, d, g.claim.0))?;
             }
             drop(depths);
-            self.txn.open_table(UNANCHORED)?.remove(g.claim.0)?;
+            self.tables().table(UNANCHORED)?.remove(g.claim.0)?;
             let fresh = Facts {
                 anchored: true,
                 depth: Some(0),
@@ -1787,7 +1856,7 @@ impl Batch {
         }
         let mut newly_evicted = 0;
         {
-            let mut ev = self.txn.open_table(EVICTIONS)?;
+            let mut ev = self.tables().table(EVICTIONS)?;
             for span in &s.evicts {
                 if ev.get(&span.0)?.is_none() {
                     ev.insert(span.0, rid.0)?;
@@ -1796,7 +1865,7 @@ impl Batch {
             }
         }
         {
-            let mut status = self.txn.open_table(STATUS)?;
+            let mut status = self.tables().table(STATUS)?;
             for c in &v.claims {
                 status.insert(c.claim.0, c.status as u8)?;
             }
@@ -1833,7 +1902,7 @@ pub(crate) const RECALL_VERSION: u8 = 2;
 /// completes, reading the left siblings from the open log and Merkle tables.
 fn extend_tree(
     log: &redb::Table<'_, u64, [u8; 32]>,
-    merkle: &mut redb::Table<'_, (u8, u64), [u8; 32]>,
+    merkle: &mut rows::Table<'_, (u8, u64), [u8; 32]>,
     index: u64,
     rid: Rid,
 ) -> Result<()> {

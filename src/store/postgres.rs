@@ -1,8 +1,11 @@
-//! The shared log on PostgreSQL (feature `postgres`, SPEC.md section 17): three tables and
-//! three kinds of advisory lock.
+//! The store on PostgreSQL (feature `postgres`, SPEC.md section 17): four tables and three kinds
+//! of advisory lock.
 //!
 //! - `cairn_log (idx, rid, kind, stream, bytes)`: every record's canonical bytes, keyed by its
 //!   log index, the Merkle tree's leaf order; `rid` is unique.
+//! - `cairn_rows (tbl, key, value, at)`: every derived row ([`super::rows`]), keyed by its table
+//!   and key, with the log index of the batch that last set it (`value` is null once removed),
+//!   written in the transaction of the records that set it.
 //! - `cairn_head (size)`: one row, the log's size, updated last in every append.
 //! - `cairn_meta (name, value)`: the schema version, the format, the rules version, the ledger
 //!   id and its check, and the last signed checkpoint's size and root.
@@ -12,7 +15,8 @@
 //! parallel and append one after the other. Locks are transaction-scoped: a dropped connection
 //! rolls its transaction back and frees them.
 
-use super::shared::{Meta, Published, Row, SharedLog, Writing};
+use super::rows::Change;
+use super::shared::{Meta, Published, Pulled, Row, Store, Writing};
 use crate::error::{ErrorKind, Result};
 use crate::record::Rid;
 use postgres::binary_copy::BinaryCopyInWriter;
@@ -24,10 +28,15 @@ use std::time::Duration;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The version of the tables this build reads and writes, kept in `cairn_meta` as `schema`.
-pub const SCHEMA: u8 = 1;
+/// Version 1 (2026-12-02) held the log and meta only, each process deriving the rows itself;
+/// version 2 holds the derived rows too.
+pub const SCHEMA: u8 = 2;
 
 /// Records read from the server per round trip.
 const PAGE: i32 = 2_000;
+
+/// Derived rows read from the server per round trip.
+const ROWS_PAGE: i64 = 10_000;
 
 /// The tables of a new ledger.
 const CREATE: &str = "
@@ -39,6 +48,14 @@ CREATE TABLE cairn_log (
     stream text,
     bytes bytea NOT NULL
 );
+CREATE TABLE cairn_rows (
+    tbl smallint NOT NULL,
+    key bytea NOT NULL,
+    value bytea,
+    at bigint NOT NULL,
+    PRIMARY KEY (tbl, key)
+);
+CREATE INDEX cairn_rows_at ON cairn_rows (at);
 CREATE TABLE cairn_head (
     only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
     size bigint NOT NULL
@@ -63,7 +80,10 @@ struct Inner {
     config: Config,
     tls: Option<MakeRustlsConnect>,
     /// The connection snapshots read through.
-    reader: Mutex<Option<Client>>,
+    /// Idle connections for reads. A read takes one out for its length, so no lock is held
+    /// while it runs: a batch that began may read while another thread's read waits for the
+    /// replica the batch holds.
+    readers: Mutex<Vec<Client>>,
     /// Idle connections for writes.
     writers: Mutex<Vec<Client>>,
 }
@@ -142,11 +162,15 @@ impl Postgres {
             shown,
             config,
             tls,
-            reader: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
             writers: Mutex::new(Vec::new()),
         };
         let first = inner.open()?;
-        *inner.reader.lock().unwrap_or_else(|e| e.into_inner()) = Some(first);
+        inner
+            .readers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(first);
         Ok(Postgres(Arc::new(inner)))
     }
 }
@@ -301,12 +325,12 @@ impl Inner {
         })
     }
 
-    /// Runs `f` on the reader connection, opening it anew when it was lost.
+    /// Runs `f` on an idle read connection, or a new one, and keeps it for the next read.
     /// A read that fails because a kept connection was lost (the server restarted, say) runs
     /// once more on a new one: it wrote nothing.
     fn with_reader<T>(&self, mut f: impl FnMut(&mut Client) -> Result<T>) -> Result<T> {
-        let mut slot = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut client, kept) = match slot.take() {
+        let pooled = self.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let (mut client, kept) = match pooled {
             Some(c) if !c.is_closed() => (c, true),
             _ => (self.open()?, false),
         };
@@ -316,7 +340,10 @@ impl Inner {
             out = f(&mut client);
         }
         if !client.is_closed() {
-            *slot = Some(client);
+            self.readers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(client);
         }
         out
     }
@@ -391,13 +418,13 @@ impl Inner {
         client: &mut impl postgres::GenericClient,
         from: u64,
         size: u64,
-        f: &mut dyn FnMut(Row) -> Result<()>,
+        f: &mut dyn FnMut(Pulled) -> Result<()>,
     ) -> Result<()> {
         let mut next = from;
         while next < size {
             let rows = client
                 .query_typed(
-                    "SELECT idx, rid, bytes FROM cairn_log WHERE idx >= $1 AND idx < $2 ORDER BY idx LIMIT $3",
+                    "SELECT idx, rid, bytes, kind, stream FROM cairn_log WHERE idx >= $1 AND idx < $2 ORDER BY idx LIMIT $3",
                     &[
                         (&(next as i64), Type::INT8),
                         (&(size as i64), Type::INT8),
@@ -423,17 +450,58 @@ impl Inner {
                         "the rid at log index {next} is not 32 bytes; restore the database from a backup"
                     ))
                 })?;
-                f(Row {
+                let kind: i16 = row.get(3);
+                f(Pulled::Record(Row {
                     index: next,
                     rid: Rid(rid),
                     bytes: row.get(2),
-                    kind: 0,
-                    stream: None,
-                })?;
+                    kind: u8::try_from(kind).unwrap_or_default(),
+                    stream: row.get(4),
+                }))?;
                 next += 1;
             }
         }
         Ok(())
+    }
+
+    /// Reads the derived rows that the batches at log indexes `from` to `size` set or removed,
+    /// as they stand, in table and key order, page by page.
+    fn read_rows(
+        &self,
+        client: &mut impl postgres::GenericClient,
+        from: u64,
+        size: u64,
+        f: &mut dyn FnMut(Pulled) -> Result<()>,
+    ) -> Result<()> {
+        let mut after: (i16, Vec<u8>) = (0, Vec::new());
+        loop {
+            let rows = client
+                .query_typed(
+                    "SELECT tbl, key, value FROM cairn_rows WHERE at >= $1 AND at < $2 AND (tbl, key) > ($3, $4) ORDER BY tbl, key LIMIT $5",
+                    &[
+                        (&(from as i64), Type::INT8),
+                        (&(size as i64), Type::INT8),
+                        (&after.0, Type::INT2),
+                        (&after.1, Type::BYTEA),
+                        (&ROWS_PAGE, Type::INT8),
+                    ],
+                )
+                .map_err(|e| self.query_failed("reading the derived rows", &e))?;
+            let full = rows.len() as i64 == ROWS_PAGE;
+            for row in rows {
+                let table: i16 = row.get(0);
+                let key: Vec<u8> = row.get(1);
+                after = (table, key.clone());
+                f(Pulled::Row(Change {
+                    table: u8::try_from(table).unwrap_or(u8::MAX),
+                    key,
+                    value: row.get(2),
+                }))?;
+            }
+            if !full {
+                return Ok(());
+            }
+        }
     }
 
     /// Creates the tables and meta unless a ledger is there, in one transaction begun after
@@ -446,13 +514,13 @@ impl Inner {
         }
         let stray: bool = tx
             .query_typed_one(
-                "SELECT to_regclass('cairn_log') IS NOT NULL OR to_regclass('cairn_head') IS NOT NULL",
+                "SELECT to_regclass('cairn_log') IS NOT NULL OR to_regclass('cairn_head') IS NOT NULL OR to_regclass('cairn_rows') IS NOT NULL",
                 &[],
             )
             .map_err(failed)?
             .get(0);
         if stray {
-            return Err(self.fail("it has a cairn_log or cairn_head table but no cairn_meta table, so it is not a whole cairn ledger; give an empty database, or drop those tables".into()));
+            return Err(self.fail("it has a cairn_log, cairn_rows or cairn_head table but no cairn_meta table, so it is not a whole cairn ledger; give an empty database, or drop those tables".into()));
         }
         tx.batch_execute(CREATE).map_err(failed)?;
         let mut all = meta.clone();
@@ -484,7 +552,7 @@ fn said(e: &postgres::Error) -> String {
     }
 }
 
-impl SharedLog for Postgres {
+impl Store for Postgres {
     fn location(&self) -> &str {
         &self.0.shown
     }
@@ -512,7 +580,7 @@ impl SharedLog for Postgres {
         })
     }
 
-    fn tail(&self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<Meta> {
+    fn read(&self, from: u64, f: &mut dyn FnMut(Pulled) -> Result<()>) -> Result<Meta> {
         let inner = &self.0;
         inner.with_reader(|client| {
             // One statement is one snapshot: when nothing is new, one round trip.
@@ -529,6 +597,7 @@ impl SharedLog for Postgres {
                 .map_err(failed)?;
             let (size, meta) = inner.head_and_meta(&mut tx)?;
             inner.read_log(&mut tx, from, size, f)?;
+            inner.read_rows(&mut tx, from, size, f)?;
             tx.commit().map_err(failed)?;
             Ok(meta)
         })
@@ -601,17 +670,24 @@ impl PgWriting {
 }
 
 impl Writing for PgWriting {
-    fn tail(&mut self, from: u64, f: &mut dyn FnMut(Row) -> Result<()>) -> Result<()> {
+    fn tail(&mut self, from: u64, f: &mut dyn FnMut(Pulled) -> Result<()>) -> Result<()> {
         let inner = Arc::clone(&self.inner);
         let client = self.client()?;
         let size: i64 = client
             .query_typed_one("SELECT size FROM cairn_head", &[])
             .map_err(|e| inner.query_failed("reading the log's head", &e))?
             .get(0);
-        inner.read_log(client, from, size as u64, f)
+        inner.read_log(client, from, size as u64, f)?;
+        inner.read_rows(client, from, size as u64, f)
     }
 
-    fn publish(&mut self, base: u64, rows: &[Row], meta: &Meta) -> Result<Published> {
+    fn publish(
+        &mut self,
+        base: u64,
+        records: &[Row],
+        rows: &[Change],
+        meta: &Meta,
+    ) -> Result<Published> {
         let inner = Arc::clone(&self.inner);
         let client = self.client()?;
         let rolled_back = |e: postgres::Error| {
@@ -620,10 +696,11 @@ impl Writing for PgWriting {
                 said(&e)
             ))
         };
-        // The lock on the log's order, and the head under it, in one round trip.
+        // The table the derived rows are staged in, the lock on the log's order and the head
+        // under it, in one round trip.
         let answer = client
             .simple_query(&format!(
-                "SELECT pg_advisory_xact_lock({}); SELECT size FROM cairn_head",
+                "CREATE TEMP TABLE IF NOT EXISTS cairn_stage (tbl smallint, key bytea, value bytea) ON COMMIT DELETE ROWS; SELECT pg_advisory_xact_lock({}); SELECT size FROM cairn_head",
                 key("log")
             ))
             .map_err(rolled_back)?;
@@ -646,7 +723,7 @@ impl Writing for PgWriting {
         if head != base {
             return Ok(Published::Moved(head));
         }
-        if !rows.is_empty() {
+        if !records.is_empty() {
             let sink = client
                 .copy_in("COPY cairn_log (idx, rid, kind, stream, bytes) FROM STDIN BINARY")
                 .map_err(rolled_back)?;
@@ -654,7 +731,7 @@ impl Writing for PgWriting {
                 sink,
                 &[Type::INT8, Type::BYTEA, Type::INT2, Type::TEXT, Type::BYTEA],
             );
-            for row in rows {
+            for row in records {
                 writer
                     .write(&[
                         &(row.index as i64),
@@ -662,6 +739,22 @@ impl Writing for PgWriting {
                         &i16::from(row.kind),
                         &row.stream,
                         &row.bytes.as_slice(),
+                    ])
+                    .map_err(rolled_back)?;
+            }
+            writer.finish().map_err(rolled_back)?;
+        }
+        if !rows.is_empty() {
+            let sink = client
+                .copy_in("COPY cairn_stage (tbl, key, value) FROM STDIN BINARY")
+                .map_err(rolled_back)?;
+            let mut writer = BinaryCopyInWriter::new(sink, &[Type::INT2, Type::BYTEA, Type::BYTEA]);
+            for change in rows {
+                writer
+                    .write(&[
+                        &i16::from(change.table),
+                        &change.key.as_slice(),
+                        &change.value.as_deref(),
                     ])
                     .map_err(rolled_back)?;
             }
@@ -675,12 +768,18 @@ impl Writing for PgWriting {
                 )
                 .map_err(rolled_back)?;
         }
-        // The head last, then the commit, in one round trip. An error the server reports means
-        // it rolled the transaction back; a lost connection leaves the outcome unknown.
-        let size = base + rows.len() as u64;
-        if let Err(e) =
-            client.batch_execute(&format!("UPDATE cairn_head SET size = {size}; COMMIT"))
-        {
+        // The staged rows into place, the head last, then the commit, in one round trip. An
+        // error the server reports means it rolled the transaction back; a lost connection
+        // leaves the outcome unknown.
+        let size = base + records.len() as u64;
+        let place = if rows.is_empty() {
+            String::new()
+        } else {
+            format!("INSERT INTO cairn_rows (tbl, key, value, at) SELECT tbl, key, value, {base} FROM cairn_stage ON CONFLICT (tbl, key) DO UPDATE SET value = EXCLUDED.value, at = EXCLUDED.at; ")
+        };
+        if let Err(e) = client.batch_execute(&format!(
+            "{place}UPDATE cairn_head SET size = {size}; COMMIT"
+        )) {
             self.client = None;
             if e.as_db_error().is_some() {
                 return Err(rolled_back(e));

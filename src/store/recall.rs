@@ -12,11 +12,12 @@
 //! are gathered, whatever the batches), so that postings are small fixed-width keys and a
 //! ledger rebuilt in one batch by `verify` numbers them as the ledger written in many did.
 
+use super::rows::Tables;
 use super::tables::{RECALL, RECALL_STREAMS, RECALL_STREAM_IDS, TERMS};
 use crate::error::{ErrorKind, Result};
 use crate::record::Record;
 use crate::text::terms::{quantize, terms, weight};
-use redb::{ReadableTable, ReadableTableMetadata, WriteTransaction};
+use redb::{ReadableTable, ReadableTableMetadata};
 use std::collections::HashMap;
 
 /// Postings a batch holds before it writes them: bounded, so a huge ingest in one
@@ -83,14 +84,14 @@ impl Pending {
     }
 
     /// Writes the waiting postings in key order, and each term's count once.
-    pub(super) fn flush(&mut self, txn: &WriteTransaction) -> Result<()> {
+    pub(super) fn flush(&mut self, txn: Tables<'_>) -> Result<()> {
         if self.texts == 0 {
             return Ok(());
         }
         // Ledger-wide ids, new ones given in first-seen order.
         let mut term_ids = Vec::with_capacity(self.terms.len());
         {
-            let mut table = txn.open_table(TERMS)?;
+            let mut table = txn.table(TERMS)?;
             let (_, texts) = table.get("")?.map_or((0, 0), |g| g.value());
             table.insert("", (0, texts + self.texts))?;
             for (term, n) in self.terms.iter().zip(&self.texts_with) {
@@ -105,7 +106,7 @@ impl Pending {
         }
         let mut stream_ids = Vec::with_capacity(self.streams.len());
         {
-            let mut table = txn.open_table(RECALL_STREAM_IDS)?;
+            let mut table = txn.table(RECALL_STREAM_IDS)?;
             for stream in &self.streams {
                 let known = table.get(stream.as_str())?.map(|g| g.value());
                 let id = match known {
@@ -125,7 +126,7 @@ impl Pending {
             .collect();
         p.sort_unstable_by_key(|&(_, t, w, i)| (t, band(w), i));
         {
-            let mut all = txn.open_table(RECALL)?;
+            let mut all = txn.table(RECALL)?;
             for run in p.chunk_by(|a, b| (a.1, band(a.2)) == (b.1, band(b.2))) {
                 let (_, t, w, first) = run[0];
                 let block = Block::encode(first, run.iter().map(|&(_, _, w, i)| (i, w)));
@@ -134,7 +135,7 @@ impl Pending {
         }
         p.sort_unstable_by_key(|&(s, t, w, i)| (s, t, band(w), i));
         {
-            let mut own = txn.open_table(RECALL_STREAMS)?;
+            let mut own = txn.table(RECALL_STREAMS)?;
             let key = |x: &(u32, u32, u16, u64)| (x.0, x.1, band(x.2));
             for run in p.chunk_by(|a, b| key(a) == key(b)) {
                 let (s, t, w, first) = run[0];

@@ -68,6 +68,16 @@ impl VerifyReport {
 }
 
 pub(super) fn verify(ledger: &Ledger) -> Result<VerifyReport> {
+    if let Some(shared) = &ledger.shared {
+        // The server's rows, not this process's replica: a replica filled anew from them.
+        let fresh = Ledger::open_store(std::sync::Arc::clone(&shared.log), false, ledger.rules)?;
+        return verify_here(&fresh);
+    }
+    verify_here(ledger)
+}
+
+/// Verifies the ledger in the database this process reads: the file, or a replica.
+fn verify_here(ledger: &Ledger) -> Result<VerifyReport> {
     let snap = ledger.snapshot()?;
     let mut report = VerifyReport {
         records: snap.len()?,

@@ -195,7 +195,7 @@ fn a_schema_of_another_version_is_refused_on_open() {
     let o = run_cairn(Path::new(&url), &["stats"], None);
     assert_eq!(code(&o), 2);
     assert!(
-        stderr(&o).contains("schema version 9") && stderr(&o).contains("reads version 1"),
+        stderr(&o).contains("schema version 9") && stderr(&o).contains("reads version 2"),
         "{}",
         stderr(&o)
     );
@@ -218,7 +218,7 @@ fn a_schema_of_another_version_is_refused_on_open() {
     // A head moved outside cairn (here lowered by one, so the last record looks unlogged) is
     // refused on open; the head put back opens again.
     c.execute(
-        "UPDATE cairn_meta SET value = '\\x01' WHERE name = 'schema'",
+        "UPDATE cairn_meta SET value = '\\x02' WHERE name = 'schema'",
         &[],
     )
     .unwrap();
@@ -367,9 +367,16 @@ fn a_connection_killed_mid_append_leaves_nothing_and_the_retry_succeeds() {
         })
         .collect();
     let before = ledger.len().unwrap();
-
-    // Hold the head row: the writer inserts its records, then waits to update the head.
+    let count = |c: &mut postgres::Client, table: &str| -> i64 {
+        c.query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0)
+    };
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let rows_before = count(&mut admin, "cairn_rows");
+
+    // Hold the head row: the writer inserts its records and rows, then waits to update the
+    // head.
     let mut hold = admin.transaction().unwrap();
     hold.execute("SELECT size FROM cairn_head FOR UPDATE", &[])
         .unwrap();
@@ -421,11 +428,8 @@ fn a_connection_killed_mid_append_leaves_nothing_and_the_retry_succeeds() {
     // Nothing half-written: not one of the records, and the head did not move.
     let fresh = Ledger::open(&url).unwrap();
     assert_eq!(fresh.len().unwrap(), before);
-    let rows: i64 = admin
-        .query_one("SELECT count(*) FROM cairn_log", &[])
-        .unwrap()
-        .get(0);
-    assert_eq!(rows as u64, before);
+    assert_eq!(count(&mut admin, "cairn_log") as u64, before);
+    assert_eq!(count(&mut admin, "cairn_rows"), rows_before);
     // The retry: the same records, the same rids, all written once.
     let mut batch = ledger.batch_for(&["t"]).unwrap();
     let again: Vec<_> = spans
@@ -635,5 +639,68 @@ fn two_servers_write_one_ledger() {
     println!(
         "two servers: {} turns ({} in the shared stream), {} compactions admitted, {} refused, {} actions refused; {} records, equal to a single redb writer's log",
         counts["turns"], counts["shared_turns"], counts["compactions_admitted"], counts["compactions_refused"], counts["actions_refused"], fed
+    );
+}
+
+/// The derived rows live on the server, written with their records: a new process fills its
+/// replica from them, `verify` checks them against the records' rebuild and names a row changed
+/// on the server, and a row whose bytes do not decode is refused with a message, not a panic.
+#[test]
+fn the_servers_derived_rows_are_checked_and_a_malformed_one_is_refused() {
+    let url = pg_database("server_rows");
+    let o = run_cairn(Path::new(&url), &["demo"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let rows: i64 = c
+        .query_one(
+            "SELECT count(*) FROM cairn_rows WHERE value IS NOT NULL",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        rows > 100,
+        "the demo's derived rows are on the server: {rows}"
+    );
+    let o = run_cairn(Path::new(&url), &["verify"], None);
+    assert_eq!(code(&o), 0, "the near miss: {}{}", stdout(&o), stderr(&o));
+
+    // One turn's span changed on the server: verify names the turns table.
+    let turn = "(SELECT key FROM cairn_rows WHERE tbl = 3 ORDER BY key LIMIT 1)";
+    let saved: Vec<u8> = c
+        .query_one(
+            &format!("SELECT value FROM cairn_rows WHERE tbl = 3 AND key = {turn}"),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    c.execute(
+        &format!("UPDATE cairn_rows SET value = decode(repeat('00', 32), 'hex') WHERE tbl = 3 AND key = {turn}"),
+        &[],
+    )
+    .unwrap();
+    let o = run_cairn(Path::new(&url), &["verify"], None);
+    assert_eq!(code(&o), 3, "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("turns table"), "{}", stdout(&o));
+    c.execute(
+        &format!("UPDATE cairn_rows SET value = $1 WHERE tbl = 3 AND key = {turn}"),
+        &[&saved],
+    )
+    .unwrap();
+    let o = run_cairn(Path::new(&url), &["verify"], None);
+    assert_eq!(code(&o), 0, "put back: {}{}", stdout(&o), stderr(&o));
+
+    // A key that is not a (stream, turn) pair: refused on open, naming the table.
+    c.execute(
+        &format!("UPDATE cairn_rows SET key = '\\xff01' WHERE tbl = 3 AND key = {turn}"),
+        &[],
+    )
+    .unwrap();
+    let o = run_cairn(Path::new(&url), &["stats"], None);
+    assert_ne!(code(&o), 0);
+    assert!(
+        stderr(&o).contains("turns table has a malformed key") && !stderr(&o).contains("panicked"),
+        "{}",
+        stderr(&o)
     );
 }
