@@ -35,8 +35,6 @@ pub const SCHEMA: u8 = 2;
 /// Records read from the server per round trip.
 const PAGE: i32 = 2_000;
 
-/// Derived rows read from the server per round trip.
-const ROWS_PAGE: i64 = 10_000;
 
 /// The tables of a new ledger.
 const CREATE: &str = "
@@ -465,7 +463,9 @@ impl Inner {
     }
 
     /// Reads the derived rows that the batches at log indexes `from` to `size` set or removed,
-    /// as they stand, in table and key order, page by page.
+    /// as they stand, in table and key order, in one query whose rows stream in as they are
+    /// read. From 0, every row that is set, in the primary key's order; from a later index,
+    /// the few the `at` index finds, sorted.
     fn read_rows(
         &self,
         client: &mut impl postgres::GenericClient,
@@ -473,35 +473,33 @@ impl Inner {
         size: u64,
         f: &mut dyn FnMut(Pulled) -> Result<()>,
     ) -> Result<()> {
-        let mut after: (i16, Vec<u8>) = (0, Vec::new());
-        loop {
-            let rows = client
-                .query_typed(
-                    "SELECT tbl, key, value FROM cairn_rows WHERE at >= $1 AND at < $2 AND (tbl, key) > ($3, $4) ORDER BY tbl, key LIMIT $5",
-                    &[
-                        (&(from as i64), Type::INT8),
-                        (&(size as i64), Type::INT8),
-                        (&after.0, Type::INT2),
-                        (&after.1, Type::BYTEA),
-                        (&ROWS_PAGE, Type::INT8),
-                    ],
-                )
-                .map_err(|e| self.query_failed("reading the derived rows", &e))?;
-            let full = rows.len() as i64 == ROWS_PAGE;
-            for row in rows {
-                let table: i16 = row.get(0);
-                let key: Vec<u8> = row.get(1);
-                after = (table, key.clone());
-                f(Pulled::Row(Change {
-                    table: u8::try_from(table).unwrap_or(u8::MAX),
-                    key,
-                    value: row.get(2),
-                }))?;
-            }
-            if !full {
-                return Ok(());
-            }
+        use postgres::fallible_iterator::FallibleIterator;
+        let failed = |e: postgres::Error| self.query_failed("reading the derived rows", &e);
+        let (from, size) = (from as i64, size as i64);
+        let mut rows = if from == 0 {
+            client.query_typed_raw(
+                "SELECT tbl, key, value FROM cairn_rows WHERE value IS NOT NULL AND at < $1 ORDER BY tbl, key",
+                [(&size as &(dyn postgres::types::ToSql + Sync), Type::INT8)],
+            )
+        } else {
+            client.query_typed_raw(
+                "SELECT tbl, key, value FROM cairn_rows WHERE at >= $1 AND at < $2 ORDER BY tbl, key",
+                [
+                    (&from as &(dyn postgres::types::ToSql + Sync), Type::INT8),
+                    (&size, Type::INT8),
+                ],
+            )
         }
+        .map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            let table: i16 = row.get(0);
+            f(Pulled::Row(Change {
+                table: u8::try_from(table).unwrap_or(u8::MAX),
+                key: row.get(1),
+                value: row.get(2),
+            }))?;
+        }
+        Ok(())
     }
 
     /// Creates the tables and meta unless a ledger is there, in one transaction begun after
