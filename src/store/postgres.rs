@@ -35,7 +35,6 @@ pub const SCHEMA: u8 = 2;
 /// Records read from the server per round trip.
 const PAGE: i32 = 2_000;
 
-
 /// The tables of a new ledger.
 const CREATE: &str = "
 CREATE TABLE cairn_meta (name text PRIMARY KEY, value bytea NOT NULL);

@@ -206,13 +206,19 @@ fn put<K: Key + 'static, V: Value + 'static>(
                 def.name()
             ));
         }
+        if !(change.value.as_ref()).is_none_or(|v| well_formed::<V>(v, value)) {
+            return Err(format!(
+                "a row of the {} table has a malformed value",
+                def.name()
+            ));
+        }
+    }
+    // In the table's own key order (a server sorts the bytes, which is another order for
+    // numbers), so the B-tree fills leaf after leaf; a key's changes keep their order.
+    let mut sorted: Vec<&Change> = run.iter().collect();
+    sorted.sort_by(|a, b| K::compare(&a.key, &b.key));
+    for change in sorted {
         let written = match &change.value {
-            Some(v) if !well_formed::<V>(v, value) => {
-                return Err(format!(
-                    "a row of the {} table has a malformed value",
-                    def.name()
-                ))
-            }
             Some(v) => table
                 .insert(K::from_bytes(&change.key), V::from_bytes(v))
                 .map(drop),
