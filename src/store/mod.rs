@@ -756,8 +756,9 @@ impl Ledger {
         if !shared.writable {
             return Err(ErrorKind::ReadOnly(self.path.clone()).into());
         }
-        // The server's locks first: while they are waited for, this process's reads still
-        // bring the replica up to date.
+        // The replica's writer first, then the server's locks: a second batch of this process
+        // waits holding nothing. While a batch waits for a server lock, this process's
+        // snapshots read the replica as it stands (SPEC.md section 17.5).
         let busy = Busy::take(&shared.busy);
         let writing = shared.log.begin(streams.as_deref())?;
         let mut batch = self.local_batch()?;

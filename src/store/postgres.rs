@@ -462,9 +462,10 @@ impl Inner {
     }
 
     /// Reads the derived rows that the batches at log indexes `from` to `size` set or removed,
-    /// as they stand, in table and key order, in one query whose rows stream in as they are
-    /// read. From 0, every row that is set, in the primary key's order; from a later index,
-    /// the few the `at` index finds, sorted.
+    /// as they stand (a removed one as a removal), in table and key order, in one query whose
+    /// rows stream in as they are read. From 0, every row, in the primary key's order; from a
+    /// later index, the few the `at` index finds, sorted. Removals come from 0 too: a replica
+    /// that another thread's batch filled meanwhile may hold a row a later batch removed.
     fn read_rows(
         &self,
         client: &mut impl postgres::GenericClient,
@@ -477,7 +478,7 @@ impl Inner {
         let (from, size) = (from as i64, size as i64);
         let mut rows = if from == 0 {
             client.query_typed_raw(
-                "SELECT tbl, key, value FROM cairn_rows WHERE value IS NOT NULL AND at < $1 ORDER BY tbl, key",
+                "SELECT tbl, key, value FROM cairn_rows WHERE at < $1 ORDER BY tbl, key",
                 [(&size as &(dyn postgres::types::ToSql + Sync), Type::INT8)],
             )
         } else {
@@ -579,7 +580,15 @@ impl Store for Postgres {
 
     fn read(&self, from: u64, f: &mut dyn FnMut(Pulled) -> Result<()>) -> Result<Meta> {
         let inner = &self.0;
+        // Whether `f` was given anything: a read whose connection was lost after that is not
+        // run again, since `f` would be given the same records twice.
+        let mut given = false;
         inner.with_reader(|client| {
+            if given {
+                return Err(inner.fail(
+                    "the connection was lost while the log was read, and nothing read was kept; check that the server runs, then retry".into(),
+                ));
+            }
             // One statement is one snapshot: when nothing is new, one round trip.
             let (size, meta) = inner.head_and_meta(client)?;
             if size <= from {
@@ -593,8 +602,12 @@ impl Store for Postgres {
                 .start()
                 .map_err(failed)?;
             let (size, meta) = inner.head_and_meta(&mut tx)?;
-            inner.read_log(&mut tx, from, size, f)?;
-            inner.read_rows(&mut tx, from, size, f)?;
+            let mut counted = |pulled: Pulled| {
+                given = true;
+                f(pulled)
+            };
+            inner.read_log(&mut tx, from, size, &mut counted)?;
+            inner.read_rows(&mut tx, from, size, &mut counted)?;
             tx.commit().map_err(failed)?;
             Ok(meta)
         })
