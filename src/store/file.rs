@@ -207,6 +207,19 @@ pub(super) fn take(txn: &WriteTransaction, records: &[Row], source: &str) -> Res
     Ok(())
 }
 
+/// Takes into `txn` everything `read` gives (a [`Store::read`] or a [`Writing::tail`]),
+/// through an [`Intake`].
+pub(super) fn take_read<T>(
+    txn: &WriteTransaction,
+    source: &str,
+    read: impl FnOnce(&mut dyn FnMut(Pulled) -> Result<()>) -> Result<T>,
+) -> Result<T> {
+    let mut intake = Intake::new();
+    let out = read(&mut |pulled| intake.push(txn, pulled, source))?;
+    intake.flush(txn, source)?;
+    Ok(out)
+}
+
 /// What a read of another store brings into a write transaction, taken in chunks: records are
 /// logged ([`take`]) and rows written ([`rows::apply`]) a few thousand at a time, each table
 /// opened once per chunk.
@@ -214,7 +227,7 @@ pub(super) struct Intake {
     records: Vec<Row>,
     rows: Vec<Change>,
     /// Whether any record was logged.
-    pub logged: bool,
+    logged: bool,
 }
 
 impl Intake {
@@ -230,9 +243,9 @@ impl Intake {
         }
     }
 
-    /// Records taken and not yet logged.
-    pub fn waiting(&self) -> usize {
-        self.records.len()
+    /// Whether any record was taken, logged or waiting.
+    pub fn took_records(&self) -> bool {
+        self.logged || !self.records.is_empty()
     }
 
     /// Takes one thing read.

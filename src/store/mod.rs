@@ -422,17 +422,11 @@ impl Ledger {
                 let (index, bytes) = entry?;
                 pending.add(&decode(bytes.value())?, index.value());
                 if pending.full() {
-                    pending.flush(rows::Tables {
-                        txn: &txn,
-                        capture: None,
-                    })?;
+                    pending.flush(rows::Tables::plain(&txn))?;
                 }
             }
         }
-        pending.flush(rows::Tables {
-            txn: &txn,
-            capture: None,
-        })?;
+        pending.flush(rows::Tables::plain(&txn))?;
         txn.open_table(META)?
             .insert(RECALL_META, [RECALL_VERSION].as_slice())?;
         txn.commit()?;
@@ -766,11 +760,7 @@ impl Ledger {
         // What others appended, read in one snapshot of the server: a record appended after it
         // moves the head, and the commit takes it then.
         let location = shared.log.location();
-        let mut intake = file::Intake::new();
-        shared.log.read(from, &mut |pulled| {
-            intake.push(&batch.txn, pulled, location)
-        })?;
-        intake.flush(&batch.txn, location)?;
+        file::take_read(&batch.txn, location, |f| shared.log.read(from, f))?;
         batch.capture = Some(rows::Capture::default());
         batch.shared = Some(Sharing {
             writing,
@@ -779,7 +769,7 @@ impl Ledger {
             streams,
             records: Vec::new(),
             meta: Vec::new(),
-            location: shared.log.location().to_string(),
+            location: location.to_string(),
             _busy: busy,
         });
         Ok(batch)
@@ -810,7 +800,7 @@ impl Ledger {
             };
             match &pulled {
                 Pulled::Record(row) if row.index < held => Ok(()),
-                Pulled::Row(_) if !intake.logged && intake.waiting() == 0 => Ok(()),
+                Pulled::Row(_) if !intake.took_records() => Ok(()),
                 _ => intake.push(&batch.txn, pulled, location),
             }
         })?;
@@ -1156,6 +1146,15 @@ impl Batch {
         }
     }
 
+    /// Writes the recall postings waiting in memory (section 10b).
+    fn flush_recall(&mut self) -> Result<()> {
+        let tables = rows::Tables {
+            txn: &self.txn,
+            capture: self.capture.as_ref(),
+        };
+        self.recall.flush(tables)
+    }
+
     /// Appends a record. A record already in the ledger is not written again: the result has
     /// `new: false` and the existing rid and index. A record whose links point to missing
     /// records, to the wrong kind or to another stream is refused, and nothing is written.
@@ -1279,10 +1278,7 @@ impl Batch {
         self.derive(record, rid, index)?;
         self.recall.add(record, index);
         if self.recall.full() {
-            self.recall.flush(rows::Tables {
-                txn: &self.txn,
-                capture: self.capture.as_ref(),
-            })?;
+            self.flush_recall()?;
         }
         Ok(Appended {
             rid,
@@ -1329,10 +1325,7 @@ impl Batch {
     /// the ledger, or (when it was lost in the commit itself) the error says it may be, and a
     /// retry writes nothing twice.
     pub fn commit(mut self) -> Result<()> {
-        self.recall.flush(rows::Tables {
-            txn: &self.txn,
-            capture: self.capture.as_ref(),
-        })?;
+        self.flush_recall()?;
         let Some(mut sharing) = self.shared.take() else {
             return Ok(self.txn.commit()?);
         };
@@ -1368,12 +1361,9 @@ impl Batch {
                         capture: Some(rows::Capture::default()),
                     };
                     let from = again.len()?;
-                    let mut intake = file::Intake::new();
                     let location = sharing.location.clone();
-                    sharing.writing.tail(from, &mut |pulled| {
-                        intake.push(&again.txn, pulled, &location)
-                    })?;
-                    intake.flush(&again.txn, &location)?;
+                    let writing = &mut sharing.writing;
+                    file::take_read(&again.txn, &location, |f| writing.tail(from, f))?;
                     let base = again.len()?;
                     if base != head {
                         return Err(ErrorKind::Remote {
@@ -1394,10 +1384,7 @@ impl Batch {
                         }
                     }
                     again.put_meta(&sharing.meta)?;
-                    again.recall.flush(rows::Tables {
-                        txn: &again.txn,
-                        capture: again.capture.as_ref(),
-                    })?;
+                    again.flush_recall()?;
                     changes = again.capture.take().map(|c| c.take()).unwrap_or_default();
                     sharing.records = placed;
                     sharing.base = base;

@@ -378,6 +378,11 @@ pub(super) struct Tables<'a> {
 }
 
 impl<'a> Tables<'a> {
+    /// A transaction whose derived rows are not kept: a file's own.
+    pub fn plain(txn: &'a WriteTransaction) -> Tables<'a> {
+        Tables { txn, capture: None }
+    }
+
     /// Opens a derived table for writing.
     pub fn table<K: Key + 'static, V: Value + 'static>(
         self,
@@ -408,6 +413,15 @@ impl<'a> Tables<'a> {
     }
 }
 
+/// Keeps a change in the capture, when there is one: `change` gives its key and value, made
+/// only then.
+fn keep(kept: Option<(&Capture, u8)>, change: impl FnOnce() -> (Vec<u8>, Option<Vec<u8>>)) {
+    if let Some((capture, table)) = kept {
+        let (key, value) = change();
+        capture.push(Change { table, key, value });
+    }
+}
+
 /// A derived table open for writing: reads through it as through redb's, and its writes are
 /// kept when the batch keeps its rows.
 pub(super) struct Table<'a, K: Key + 'static, V: Value + 'static> {
@@ -429,26 +443,19 @@ impl<K: Key + 'static, V: Value + 'static> Table<'_, K, V> {
         key: impl Borrow<K::SelfType<'k>>,
         value: impl Borrow<V::SelfType<'v>>,
     ) -> Result<()> {
-        if let Some((capture, table)) = self.kept {
-            capture.push(Change {
-                table,
-                key: K::as_bytes(key.borrow()).as_ref().to_vec(),
-                value: Some(V::as_bytes(value.borrow()).as_ref().to_vec()),
-            });
-        }
+        keep(self.kept, || {
+            let key = K::as_bytes(key.borrow()).as_ref().to_vec();
+            (key, Some(V::as_bytes(value.borrow()).as_ref().to_vec()))
+        });
         self.inner.insert(key, value)?;
         Ok(())
     }
 
     /// Removes `key`.
     pub fn remove<'k>(&mut self, key: impl Borrow<K::SelfType<'k>>) -> Result<()> {
-        if let Some((capture, table)) = self.kept {
-            capture.push(Change {
-                table,
-                key: K::as_bytes(key.borrow()).as_ref().to_vec(),
-                value: None,
-            });
-        }
+        keep(self.kept, || {
+            (K::as_bytes(key.borrow()).as_ref().to_vec(), None)
+        });
         self.inner.remove(key)?;
         Ok(())
     }
@@ -478,15 +485,11 @@ impl<K: Key + 'static, V: Key + 'static> Multimap<'_, K, V> {
         key: impl Borrow<K::SelfType<'k>>,
         value: impl Borrow<V::SelfType<'v>>,
     ) -> Result<()> {
-        if let Some((capture, table)) = self.kept {
+        keep(self.kept, || {
             let mut both = K::as_bytes(key.borrow()).as_ref().to_vec();
             both.extend_from_slice(V::as_bytes(value.borrow()).as_ref());
-            capture.push(Change {
-                table,
-                key: both,
-                value: Some(Vec::new()),
-            });
-        }
+            (both, Some(Vec::new()))
+        });
         self.inner.insert(key, value)?;
         Ok(())
     }
