@@ -1,7 +1,9 @@
 //! Seed 003, self-referential fidelity: a prohibition stated at turn 12 vanishes from the
-//! third compaction, which scores itself 0.91. cairn refuses the compaction while the
-//! reference is unpinned, refuses it again as a pin loss once a pin exists (anchored score
-//! 0.00 against a self score of 0.91), and refuses the DROP TABLE. Prints the stream's replay.
+//! third compaction, which scores itself 0.91. cairn refuses a compaction that evicts the
+//! prohibition while the reference is unpinned, refuses it again as a pin loss once a pin
+//! exists (anchored score 0.00 against a self score of 0.91), and refuses the DROP TABLE. Each
+//! refused compaction comes with its repair, which carries the prohibition word for word and
+//! is admitted. Prints the stream's replay.
 
 use cairn::gate::{pin_of, unpinned_items, Gatekeeper};
 use cairn::record::{Action, Author, Claim, Origin, Rid, Role, Span, Summary};
@@ -78,7 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let unpinned = gate.propose_summary(
         &mut b,
-        summary(None, vec![never, archived], vec![], vec![arch], 8800),
+        summary(None, vec![never, archived], vec![never], vec![arch], 8800),
     )?;
     assert!(
         !unpinned.admitted
@@ -87,12 +89,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .any(|f| f.gate == "unpinned-reference")
     );
+    let repair = unpinned.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted && repair.text.contains("Never run DROP TABLE"));
 
     let items = unpinned_items(&b, "m")?;
     b.append(pin_of("m", "constraints", &items))?;
     let kept = gate.propose_summary(
         &mut b,
-        summary(None, vec![never, archived], vec![], vec![keep, arch], 8900),
+        summary(
+            Some(repair.outcome.subject.rid),
+            vec![never, archived],
+            vec![],
+            vec![keep, arch],
+            8900,
+        ),
     )?;
     assert!(kept.admitted);
 
@@ -123,6 +133,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     assert!(!lost.admitted && lost.findings.iter().any(|f| f.gate == "pin-loss"));
     assert_eq!(lost.anchored_score, Some(0.0));
+    let repaired = lost.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repaired.outcome.admitted, "{:?}", repaired.outcome.findings);
 
     let drop = gate.propose_action(
         &mut b,
@@ -140,10 +152,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         cairn::replay::replay(&ledger.snapshot()?, "m")?.to_text()
     );
+    println!("\nthe repair of the compaction that lost the prohibition:\n{}", repaired.text);
     println!("\naction 'DROP TABLE orders_old': refused");
     for f in &drop.findings {
         println!("  {}: {}", f.gate, f.detail);
     }
-    assert_eq!(ledger.snapshot()?.head("m")?, Some(kept.subject.rid));
+    assert_eq!(
+        ledger.snapshot()?.head("m")?,
+        Some(repaired.outcome.subject.rid)
+    );
     Ok(())
 }

@@ -77,16 +77,22 @@ fn a_refused_summary_is_never_a_parent() {
     for l in TURNS.lines() {
         apply(&ledger, l).unwrap();
     }
-    // Refused: the claim cites turn 1 but says something it does not.
-    let refused = apply(&ledger, &summary(None, "we deploy on Mondays")).unwrap();
-    assert!(!refused.gate.as_ref().unwrap().admitted);
+    // Refused: the span the claim cites says the opposite.
+    let refused = apply(&ledger, &summary(None, "we never deploy on Fridays")).unwrap();
+    let o = refused.gate.as_ref().unwrap();
+    assert!(!o.admitted);
+    // Its repair, cairn's own summary without the contradicted claim, is the head now.
+    let repair = o.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
+    let head = ledger.snapshot().unwrap().head("c").unwrap();
+    assert_eq!(head, Some(repair.outcome.subject.rid));
     let e = apply(
         &ledger,
         &summary(Some(&refused.rid.to_hex()), "we deploy on Fridays only"),
     )
     .unwrap_err();
-    assert!(e.contains("no admitted summary yet"), "{e}");
-    // Near miss: without the refused parent it is a first compaction, admitted.
+    assert!(e.contains("the stream's head (its last admitted summary) is"), "{e}");
+    // Near miss: with the head as its parent (the default), it is admitted.
     let ok = apply(&ledger, &summary(None, "we deploy on Fridays only")).unwrap();
     assert!(ok.gate.unwrap().admitted);
 }

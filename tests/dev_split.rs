@@ -8,11 +8,14 @@ use serde_json::Value;
 
 /// The chosen point on the dev split (725 pairs: 422 fabricated, 303 faithful), measured when
 /// it was chosen: at most this many fabricated claims end verified, at least this many are
-/// caught (refused, or fabricated or unanchored), at most this many faithful claims are refused
-/// and at least this many are verified.
+/// caught (refused or struck: fabricated or unanchored), at most this many faithful claims are
+/// refused or struck and at least this many are verified. Since 2026-12-03 a contradiction
+/// needs a clash (SPEC.md 8.1): 8 fabricated pairs the scorer alone called contradicted (order
+/// and event swaps, an added condition) end unverified instead of caught (310 caught before),
+/// and 2 faithful pairs are no longer struck (17 before).
 const FABRICATED_VERIFIED_AT_MOST: usize = 4;
-const FABRICATED_CAUGHT_AT_LEAST: usize = 310;
-const FAITHFUL_REFUSED_AT_MOST: usize = 17;
+const FABRICATED_CAUGHT_AT_LEAST: usize = 302;
+const FAITHFUL_REFUSED_AT_MOST: usize = 15;
 const FAITHFUL_VERIFIED_AT_LEAST: usize = 128;
 
 #[test]
@@ -30,16 +33,15 @@ fn the_dev_split_holds_the_chosen_operating_point() {
             let pair: Value = serde_json::from_str(line).expect("a JSON line");
             let (admitted, status) = judge(&gate, &pair).expect("gating a pair");
             let verified = admitted && status == Status::Verified;
+            let struck = matches!(status, Status::Fabricated | Status::Unanchored);
             if pair["label"] == "faithful" {
                 ok += 1;
-                ok_refused += usize::from(!admitted);
+                ok_refused += usize::from(!admitted || struck);
                 ok_verified += usize::from(verified);
             } else {
                 fab += 1;
                 fab_verified += usize::from(verified);
-                caught += usize::from(
-                    !admitted || matches!(status, Status::Fabricated | Status::Unanchored),
-                );
+                caught += usize::from(!admitted || struck);
             }
         }
     }

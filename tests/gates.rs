@@ -1,7 +1,7 @@
 //! Every gate: one case that fires and one near miss that passes.
 
 use crate::util::ledger;
-use cairn::gate::{Gatekeeper, Policy};
+use cairn::gate::{Effect, Gatekeeper, Policy};
 use cairn::ingest::{apply_line, LineResult};
 use cairn::record::Status;
 use cairn::score::Scorer;
@@ -46,30 +46,37 @@ fn run(lines: &str) -> (crate::util::Scenario, Vec<LineResult>) {
     run_with(&Gatekeeper::default(), lines)
 }
 
-/// The gates named in the last line's verdict, and whether it was admitted.
-fn last(lines: &str) -> (Vec<String>, bool) {
+/// The gates named in the last line's verdict, whether it was admitted, and whether a finding
+/// of `gate` struck the claim it names.
+fn last(lines: &str, gate: &str) -> (Vec<String>, bool, bool) {
     let (_, out) = run(lines);
     let o = out.last().unwrap().gate.as_ref().expect("a gated line");
+    let struck = (o.findings.iter()).any(|f| f.gate == gate && o.struck.contains(&f.subject));
     (
         o.findings.iter().map(|f| f.gate.to_string()).collect(),
         o.admitted,
+        struck,
     )
 }
 
-fn fires(lines: &str, gate: &str, refuses: bool) {
-    let (found, admitted) = last(lines);
+/// `gate` fires with `effect`: a refusal refuses the proposal; a strike admits it with the
+/// claim struck; a flag admits it and strikes nothing for it.
+fn fires(lines: &str, gate: &str, effect: Effect) {
+    let (found, admitted, struck) = last(lines, gate);
     assert!(
         found.iter().any(|g| g == gate),
         "{gate} should fire: {found:?}"
     );
-    assert_eq!(
-        admitted, !refuses,
-        "{gate}: admitted {admitted}, findings {found:?}"
-    );
+    let seen = match (admitted, struck) {
+        (false, _) => Effect::Refuse,
+        (true, true) => Effect::Strike,
+        (true, false) => Effect::Flag,
+    };
+    assert_eq!(seen, effect, "{gate}: findings {found:?}");
 }
 
 fn passes(lines: &str, gate: &str) {
-    let (found, _) = last(lines);
+    let (found, _, _) = last(lines, gate);
     assert!(
         !found.iter().any(|g| g == gate),
         "{gate} should not fire: {found:?}"
@@ -112,7 +119,7 @@ fn unanchored_claim() {
             "",
         )]),
         "unanchored-claim",
-        true,
+        Effect::Strike,
     );
     passes(
         &with(&[summary(
@@ -163,19 +170,20 @@ fn laundered_claim_and_its_tag_until_regrounded() {
     );
 }
 
+/// A claim no span it cites entails is struck; the compaction stands without it.
 #[test]
 fn fabricated_claim() {
     fires(
         &with(&[summary(
             &claim(
-                "the nightly migration did finish",
+                "the nightly migration was moved to Friday",
                 "user-said",
                 r#""turn:5""#,
             ),
             "",
         )]),
         "fabricated-claim",
-        true,
+        Effect::Strike,
     );
     passes(
         &with(&[summary(
@@ -216,7 +224,7 @@ fn fabricated_claim_names_support_the_claim_does_not_cite() {
         "{}",
         f.detail
     );
-    assert!(!o.admitted);
+    assert!(o.admitted && o.struck == [o.claims[0].claim], "{:?}", o.findings);
     assert_eq!(o.claims[0].status, Status::Fabricated);
     // Near miss: citing the span that says it.
     let (_, out) = run(&cites(4));
@@ -225,7 +233,8 @@ fn fabricated_claim_names_support_the_claim_does_not_cite() {
     assert_eq!(o.claims[0].status, Status::Verified);
 }
 
-/// A claim that the span it cites contradicts is refused, though the span stays in the window.
+/// A claim that the span it cites contradicts is refused, though the span stays in the window:
+/// the span negates what the claim asserts.
 #[test]
 fn a_claim_its_own_witness_contradicts_is_refused_in_the_window() {
     let (_, out) = run(&with(&[summary(
@@ -235,7 +244,7 @@ fn a_claim_its_own_witness_contradicts_is_refused_in_the_window() {
     let o = out.last().unwrap().gate.as_ref().unwrap();
     assert!(!o.admitted);
     assert!(
-        o.findings.iter().any(|f| f.gate == "fabricated-claim"
+        o.findings.iter().any(|f| f.gate == "contradicted-claim"
             && f.detail
                 .contains("contradicted by the span it cites, turn 5")),
         "{:?}",
@@ -252,7 +261,36 @@ fn a_claim_its_own_witness_contradicts_is_refused_in_the_window() {
             ),
             "",
         )]),
-        "fabricated-claim",
+        "contradicted-claim",
+    );
+}
+
+/// Another value of the same attribute is a clash: port 5434 where the span says 5433.
+#[test]
+fn contradicted_claim_needs_a_clash() {
+    fires(
+        &with(&[summary(
+            &claim(
+                "the staging DB listens on port 5434",
+                "user-said",
+                r#""turn:1""#,
+            ),
+            "",
+        )]),
+        "contradicted-claim",
+        Effect::Refuse,
+    );
+    // Near miss: a span on the same subject that asserts something else is no contradiction.
+    let story = r#"{"kind":"span","stream":"g","turn":6,"role":"user","text":"Never run DROP TABLE on the production users table."}
+{"kind":"span","stream":"g","turn":7,"role":"assistant","text":"ALTER TABLE users ADD COLUMN last_login timestamptz;"}"#;
+    let s = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:6..turn:7"],"evicts":["turn:7"],"claims":[{"text":"the user forbade running DROP TABLE on the production users table","origin":"user-said","witnesses":["turn:6"],"actionable":true}]}"#;
+    let (found, admitted, _) = last(&with(&[story.into(), s.into()]), "contradicted-claim");
+    assert!(
+        admitted
+            && !found
+                .iter()
+                .any(|g| g == "contradicted-claim" || g == "evicted-disconfirmer"),
+        "{found:?}"
     );
 }
 
@@ -297,7 +335,7 @@ fn laundering_rate_with_budget_scaling() {
     fires(
         &with(&[first.clone(), second(500)]),
         "laundering-rate",
-        true,
+        Effect::Refuse,
     );
     // A policy can raise the threshold.
     let policy = Policy::from_toml("laundering_rate = 0.5", "test").unwrap();
@@ -319,32 +357,47 @@ fn laundering_rate_scales_the_policy_by_the_budget_ratio_in_that_order() {
     fires(
         &with(&[first.clone(), second(1000)]),
         "laundering-rate",
-        true,
+        Effect::Refuse,
     );
     // Near miss: budget 1001 gives a threshold of 0.05005, above the rate.
     passes(&with(&[first, second(1001)]), "laundering-rate");
 }
 
+/// An identifier found verbatim in no raw span of the stream strikes the claim; one found in
+/// any earlier span, even one the claim does not cite, has not drifted, and a bare number is
+/// no identifier.
 #[test]
 fn identifier_drift() {
     fires(
         &with(&[summary(
             &claim(
-                "the staging DB listens on port 5434",
-                "user-said",
-                r#""turn:1""#,
+                "psql connected to staging-db.internal on port 5433",
+                "tool-output",
+                r#""turn:2""#,
             ),
             "",
         )]),
         "identifier-drift",
-        true,
+        Effect::Strike,
     );
     passes(
         &with(&[summary(
             &claim(
-                "the staging DB listens on port 5433",
-                "user-said",
-                r#""turn:1""#,
+                "psql connected to staging-db on port 5433",
+                "tool-output",
+                r#""turn:2""#,
+            ),
+            "",
+        )]),
+        "identifier-drift",
+    );
+    // Near miss: the path is in turn 3, which the claim does not cite.
+    passes(
+        &with(&[summary(
+            &claim(
+                "the report generator in src/cache.rs is written in Rust",
+                "inferred",
+                r#""turn:4""#,
             ),
             "",
         )]),
@@ -364,7 +417,7 @@ fn hedge_stripped() {
             "",
         )]),
         "hedge-stripped",
-        false,
+        Effect::Flag,
     );
     passes(
         &with(&[summary(
@@ -387,7 +440,7 @@ fn origin_mismatch() {
             "",
         )]),
         "origin-mismatch",
-        false,
+        Effect::Flag,
     );
     passes(
         &with(&[summary(
@@ -405,7 +458,7 @@ fn origin_mismatch() {
 #[test]
 fn missing_origin_absent_or_unknown() {
     let absent = r#"{"text":"the staging DB listens on port 5433","witnesses":["turn:1"]}"#;
-    fires(&with(&[summary(absent, "")]), "missing-origin", true);
+    fires(&with(&[summary(absent, "")]), "missing-origin", Effect::Refuse);
     fires(
         &with(&[summary(
             &claim(
@@ -416,7 +469,7 @@ fn missing_origin_absent_or_unknown() {
             "",
         )]),
         "missing-origin",
-        true,
+        Effect::Refuse,
     );
     passes(
         &with(&[summary(
@@ -439,7 +492,7 @@ fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
     fires(
         &with(&[first.into(), judged.into(), evicting.into()]),
         "evicted-disconfirmer",
-        true,
+        Effect::Refuse,
     );
     // Near miss: the same summary keeps the disconfirmer in the window.
     passes(
@@ -455,7 +508,7 @@ fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
     fires(
         &with(&[first.into(), judged.into(), derived.into()]),
         "evicted-disconfirmer",
-        true,
+        Effect::Refuse,
     );
     // The scorer finds a failure report contradicting the claim.
     let failing = r#"{"kind":"span","stream":"g","turn":6,"role":"tool","text":"psql: connection to staging-db port 5433 failed: Connection refused"}"#;
@@ -464,7 +517,7 @@ fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
     fires(
         &with(&[failing.into(), pin.into(), evict6.into()]),
         "evicted-disconfirmer",
-        true,
+        Effect::Refuse,
     );
 }
 
@@ -491,7 +544,7 @@ fn depth_exceeded_flags_and_a_separate_pass_resets() {
         again("self", 2),
         again("self", 3),
     ]);
-    fires(&four, "depth-exceeded", false);
+    fires(&four, "depth-exceeded", Effect::Flag);
     // Near miss: the third compaction, two re-summarisations deep, is not flagged.
     passes(
         &with(&[first.clone(), again("self", 1), again("self", 2)]),
@@ -529,6 +582,9 @@ fn unpinned_reference_names_the_items() {
         ),
         "",
     );
+    let s = s
+        .replace(r#""covers":["turn:1..turn:5"]"#, r#""covers":["turn:1..turn:12"]"#)
+        .replace(r#""evicts":[]"#, r#""evicts":["turn:12"]"#);
     let (_, out) = run(&with(&[prohibition.into(), s.clone()]));
     let o = out.last().unwrap().gate.as_ref().unwrap();
     assert!(!o.admitted);
@@ -538,11 +594,25 @@ fn unpinned_reference_names_the_items() {
         .find(|f| f.gate == "unpinned-reference")
         .unwrap();
     assert!(f.detail.starts_with("cannot compact stream g: unpinned reference, 1 decision-relevant item (turn 12: prohibition 'Never run DROP TABLE"), "{}", f.detail);
+    // The repair carries the prohibition verbatim and is admitted.
+    let repair = o.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
+    assert!(repair.text.contains("Never run DROP TABLE on the orders database."), "{}", repair.text);
     let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE","witness":"turn:12"}]}"#;
     passes(
-        &with(&[prohibition.into(), pin.into(), s]),
+        &with(&[prohibition.into(), pin.into(), s.clone()]),
         "unpinned-reference",
     );
+    // Near misses: the span stays in the window, or a claim carries it word for word.
+    passes(
+        &with(&[prohibition.into(), s.replace(r#""evicts":["turn:12"]"#, r#""evicts":[]"#)]),
+        "unpinned-reference",
+    );
+    let carried = s.replace(
+        r#""claims":["#,
+        r#""claims":[{"text":"Never run DROP TABLE on the orders database.","origin":"user-said","witnesses":["turn:12"]},"#,
+    );
+    passes(&with(&[prohibition.into(), carried]), "unpinned-reference");
 }
 
 #[test]
@@ -617,7 +687,7 @@ fn irreversible_unverified() {
     fires(
         &with(&[hedged.clone(), action("rm -rf src/cache.rs", true)]),
         "irreversible-unverified",
-        true,
+        Effect::Refuse,
     );
     // Near miss: a reversible action on the same claim, and an irreversible one on a verified claim.
     passes(
@@ -658,7 +728,7 @@ fn prohibited_action() {
             action("DROP TABLE orders_old", true),
         ]),
         "prohibited-action",
-        true,
+        Effect::Refuse,
     );
     passes(
         &with(&[
@@ -709,4 +779,21 @@ fn the_policy_hash_is_recorded_in_every_verdict() {
     ] {
         assert!(Policy::from_toml(bad, "p.toml").is_err(), "{bad}");
     }
+}
+
+/// A summary of a stream that holds no raw span (a log that begins with a compaction of an
+/// earlier log) is flagged as having its source missing, not as made up; its claims stay
+/// unanchored and unchecked.
+#[test]
+fn source_missing() {
+    let orphan = r#"{"kind":"summary","stream":"h","author":"self","budget":1000,"covers":[],"evicts":[],"claims":[{"text":"the staging DB listens on port 5433","origin":"user-said","witnesses":[]}]}"#;
+    fires(&with(&[orphan.into()]), "source-missing", Effect::Flag);
+    let (_, out) = run(&with(&[orphan.into()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert_eq!(o.claims[0].status, Status::Unanchored);
+    assert!(!o.findings.iter().any(|f| f.gate == "unanchored-claim"));
+    // Near miss: the same claim in a stream that holds its source is unanchored, and struck.
+    let here = orphan.replace(r#""stream":"h""#, r#""stream":"g""#);
+    passes(&with(&[here.clone()]), "source-missing");
+    fires(&with(&[here]), "unanchored-claim", Effect::Strike);
 }

@@ -195,12 +195,9 @@ fn a_judge_verifies_a_paraphrase_words_cannot_and_its_answer_is_a_record() {
     let server = serve();
     std::env::set_var("CAIRN_TEST_JUDGE_KEY", "sk-test");
     let claim = "The user turned the offer down for the moment.";
-    // Near miss: the built-in scorer alone refuses the paraphrase it shares no word with.
-    let (_, statuses, admitted) = gated(&Gatekeeper::default(), "Not right now, thanks", &[claim]);
-    assert!(
-        !admitted && statuses == [Status::Fabricated],
-        "{statuses:?}"
-    );
+    // Near miss: the built-in scorer alone strikes the paraphrase it shares no word with.
+    let (_, statuses, _) = gated(&Gatekeeper::default(), "Not right now, thanks", &[claim]);
+    assert!(statuses == [Status::Fabricated], "{statuses:?}");
     // With the chat judge: verified, and the ruling records who decided, how and why.
     let g = gate(policy(&server, JudgeKind::Chat, 16));
     let (ledger, statuses, admitted) = gated(&g, "Not right now, thanks", &[claim]);

@@ -149,17 +149,21 @@ proptest! {
         let swept: BTreeSet<Rid> = found.iter().filter(|f| f.gate == "evicted-disconfirmer" && f.detail.contains("recorded judgement")).map(|f| f.subject).collect();
         prop_assert_eq!(swept, naive_evicted);
 
-        // At the gate: a summary is refused for an unanchored claim exactly when the naive
-        // walk finds one among its claims; refused summaries never become the head.
+        // At the gate: a claim is struck as unanchored exactly when the naive walk finds it
+        // unanchored, in a stream that holds a raw span (with none, the summary's source is
+        // missing, and says so); refused summaries never become the head.
         let mut last_admitted = None;
         for (r, s) in &summaries {
             let v = model.verdict(r).unwrap();
+            let spans_before = (model.records.iter())
+                .take_while(|(x, _)| x != r)
+                .any(|(_, x)| x.kind() == Kind::Span);
             let flagged: BTreeSet<Rid> = v.findings.iter().filter(|f| f.gate == "unanchored-claim").map(|f| f.subject).collect();
-            let naive: BTreeSet<Rid> = s.claims.iter().filter(|c| naive_unanchored.contains(c)).copied().collect();
+            let naive: BTreeSet<Rid> = s.claims.iter().filter(|c| spans_before && naive_unanchored.contains(c)).copied().collect();
             prop_assert_eq!(flagged, naive.clone());
-            if !naive.is_empty() {
-                prop_assert!(!v.admitted);
-            }
+            prop_assert!(cairn::gate::Gate::UnanchoredClaim.strikes());
+            let missing = v.findings.iter().any(|f| f.gate == "source-missing");
+            prop_assert_eq!(missing, !spans_before);
             if v.admitted {
                 last_admitted = Some(*r);
             }

@@ -242,10 +242,11 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     assert_eq!(snap.dependents(&c).unwrap().len(), 10);
     b.commit().unwrap();
 
-    // A refused summary changes neither the head nor the window, and is judged once.
+    // A refused summary changes neither the head nor the window, and is judged once; its
+    // repair, cairn's own summary without the refused claim, is what moves them.
     let mut b = ledger.batch().unwrap();
-    let floating = b
-        .append(claim("s1", "node 4 was wiped", vec![]))
+    let denied = b
+        .append(claim("s1", "the wiki never moved to a new host", vec![spans[4]]))
         .unwrap()
         .rid;
     let proposal = summary(
@@ -253,13 +254,17 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
         Some(s5),
         Author::SelfAuthored,
         vec![spans[4]],
-        vec![floating],
+        vec![denied],
     );
     let first = gate.propose_summary(&mut b, proposal.clone()).unwrap();
-    assert!(!first.admitted, "an unanchored claim refuses it");
+    assert!(!first.admitted, "a claim its own witness contradicts refuses it");
     let refused = first.subject.rid;
+    let repair = first.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
     let again = gate.propose_summary(&mut b, proposal).unwrap();
     assert_eq!((again.verdict, again.admitted), (first.verdict, false));
+    let recorded = again.repair.as_ref().expect("the recorded repair");
+    assert_eq!(recorded.outcome.subject.rid, repair.outcome.subject.rid);
     // Nothing but the gates writes a verdict, so no second verdict can be forged.
     let forged = b.append(verdict(refused, true)).unwrap_err();
     assert!(
@@ -271,8 +276,14 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     b.commit().unwrap();
     let snap = ledger.snapshot().unwrap();
     let st = snap.stream("s1").unwrap();
-    assert_eq!((st.head, st.window(), st.refused), (Some(s5), 2, 1));
-    assert_eq!(snap.evicted_by(&spans[4]).unwrap(), None);
+    assert_eq!(
+        (st.head, st.window(), st.refused),
+        (Some(repair.outcome.subject.rid), 1, 1)
+    );
+    assert_eq!(
+        snap.evicted_by(&spans[4]).unwrap(),
+        Some(repair.outcome.subject.rid)
+    );
 }
 
 use redb::{ReadableTable, ReadableTableMetadata};
@@ -528,10 +539,12 @@ fn summaries_actions_verdicts_and_regrounds_enter_only_through_the_gates() {
     assert_eq!(b.head("s1").unwrap(), None);
     assert_eq!(b.status(&invented).unwrap(), None, "no verdict, no status");
 
-    // Near miss: the same summary through the gate is appended, with its verdict, and refused.
+    // Near miss: the same summary through the gate is appended, with its verdict, and refused;
+    // its repair (without the contradicted claim) follows with its own verdict.
     let o = Gatekeeper::default()
         .propose_summary(&mut b, ungated)
         .unwrap();
     assert!(!o.admitted, "{:?}", o.findings);
-    assert_eq!(b.len().unwrap(), before + 2);
+    assert!(o.repair.is_some());
+    assert_eq!(b.len().unwrap(), before + 4);
 }

@@ -90,7 +90,7 @@ fn a_later_cited_span_supersedes_an_earlier_cited_one() {
     let turns = [(1, "42 passed in 1.02s"), (5, "6 passed in 0.41s")];
     let (admitted, gates) = compact(&turns, &[], "42 passed", &[1, 5]);
     assert!(
-        !admitted && gates.iter().any(|g| g == "fabricated-claim"),
+        !admitted && gates.iter().any(|g| g == "contradicted-claim"),
         "{gates:?}"
     );
 }

@@ -28,13 +28,14 @@ mod pins;
 mod policy;
 pub mod prose;
 mod reground;
+mod repair;
 pub(crate) mod rules;
 mod status;
 mod summary;
 mod sweep;
 pub(crate) mod view;
 
-pub use crate::record::Gate;
+pub use crate::record::{Effect, Gate};
 pub use crate::store::classify;
 /// The id of the classifier that classifies every span appended now: the `classifier` of the
 /// classification records it writes (SPEC.md section 8.3).
@@ -73,6 +74,25 @@ pub struct Outcome {
     /// For an action checked again (the ledger had changed since its last check), the check
     /// record that this verdict judges; `None` for a summary and for an action's first check.
     pub check: Option<Appended>,
+    /// The claims struck: kept in the record and marked, not admitted (SPEC.md section 8.1).
+    /// An admitted summary may strike some of its claims; the rest of it stands.
+    pub struck: Vec<Rid>,
+    /// For a refused summary: the nearest admissible compaction, which cairn built from it and
+    /// gated as any proposal (SPEC.md section 8.9). `None` for an admitted summary, an action,
+    /// and a refused repair.
+    pub repair: Option<Box<Repair>>,
+}
+
+/// The nearest admissible compaction to a refused proposal: its own summary record, authored
+/// by cairn ([`Author::Repair`](crate::record::Author::Repair)), linked to the proposal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repair {
+    /// The repair's own outcome at the gates.
+    pub outcome: Outcome,
+    /// What changed from the proposal, one sentence each.
+    pub changes: Vec<String>,
+    /// Its text: the claims it keeps, one a line, then the items it carries verbatim.
+    pub text: String,
 }
 
 /// The result of re-grounding a claim.
@@ -117,6 +137,20 @@ struct Judged {
     anchored: Option<f64>,
     /// The judges' answers that decided claims, recorded before the verdict.
     rulings: Vec<Ruling>,
+    /// For a repair: the evicted spans found disconfirming a kept claim, to stay in the window.
+    keep: Vec<Rid>,
+    /// For a repair: the decision-relevant items the summary lost, pinned or not, to carry
+    /// verbatim.
+    carry: Vec<Carry>,
+}
+
+/// A decision-relevant item a refused summary lost, which its repair carries verbatim.
+#[derive(Debug, Clone)]
+struct Carry {
+    /// The item's sentence.
+    text: String,
+    /// The span it was found in or pinned from, when known.
+    witness: Option<Rid>,
 }
 
 /// A number in [0, 1] as parts per ten thousand.
@@ -124,20 +158,38 @@ fn unit(x: f64) -> u16 {
     (x.clamp(0.0, 1.0) * f64::from(SCORE_ONE)).round() as u16
 }
 
+/// A claim repeated word for word in its source is entailed by it, whatever else the source
+/// holds (SPEC.md section 8.1, "verbatim"): the scorer's numbers for it are overruled here,
+/// for every pair the gates score.
+fn verbatim(pairs: &[(&str, &str)], mut scores: Vec<Scores>) -> Vec<Scores> {
+    for ((claim, source), sc) in pairs.iter().zip(scores.iter_mut()) {
+        if crate::text::verbatim::repeats(claim, source) {
+            sc.entailment = 1.0;
+            sc.contradiction = 0.0;
+            sc.similarity = sc.similarity.max(1.0);
+        }
+    }
+    scores
+}
+
 impl Gatekeeper {
     fn score(&self, claim: &str, source: &str) -> Result<Scores> {
-        self.scorer
+        let sc = self
+            .scorer
             .score(claim, source)
-            .map_err(|e| ErrorKind::Score(e).into())
+            .map_err(|e| crate::error::Error::from(ErrorKind::Score(e)))?;
+        Ok(verbatim(&[(claim, source)], vec![sc]).remove(0))
     }
 
     fn score_many(&self, pairs: &[(&str, &str)]) -> Result<Vec<Scores>> {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        self.scorer
+        let scores = self
+            .scorer
             .score_many(pairs)
-            .map_err(|e| ErrorKind::Score(e).into())
+            .map_err(|e| crate::error::Error::from(ErrorKind::Score(e)))?;
+        Ok(verbatim(pairs, scores))
     }
 
     /// A claim against the spans it cites: where a judge may decide (SPEC.md 9.6).
@@ -145,9 +197,29 @@ impl Gatekeeper {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
-        self.scorer
+        let scores = self
+            .scorer
             .score_cited(pairs)
-            .map_err(|e| ErrorKind::Score(e).into())
+            .map_err(|e| crate::error::Error::from(ErrorKind::Score(e)))?;
+        Ok(verbatim(pairs, scores))
+    }
+
+    /// Whether `span` disconfirms `claim`, and why: the scorer finds a contradiction at or
+    /// above the policy's (a span that repeats the claim word for word has none), and either
+    /// the two texts clash
+    /// (another value of one attribute, a negation or an antonym of one predicate: topical
+    /// overlap is never a contradiction) or a judge ruled the pair a contradiction, quoting the
+    /// span (SPEC.md section 8.1, "contradiction needs a clash").
+    pub(crate) fn clashes(&self, claim: &str, span: &str, sc: &Scores) -> Option<String> {
+        if sc.contradiction < self.policy.contradiction {
+            return None;
+        }
+        if let Some(a) = self.scorer.ruling(claim, span) {
+            if a.answer == crate::record::Relation::Contradicts {
+                return Some(format!("judge {} quotes '{}'", a.judge, a.quote));
+            }
+        }
+        crate::text::clash::clash(claim, span).map(|c| c.to_string())
     }
 
     /// The share of a claim's words a span must hold to be scored against it: low enough
@@ -234,6 +306,34 @@ impl Gatekeeper {
     /// Appends a summary, gates it on the state after the append, and appends its verdict. A
     /// summary that already has a verdict is returned as it was judged.
     pub fn propose_summary(&self, batch: &mut Batch, summary: Summary) -> Result<Outcome> {
+        if let crate::record::Author::Repair(of) = summary.author {
+            return Err(ErrorKind::Invalid {
+                kind: Kind::Summary,
+                reason: format!(
+                    "its author is cairn (a repair of {of}), which the gates alone write when they refuse a proposal; propose it as self or separate"
+                ),
+            }
+            .into());
+        }
+        let (mut outcome, hints) = self.gate_summary(batch, summary.clone())?;
+        if !outcome.admitted {
+            outcome.repair = match hints {
+                Some(hints) => Some(self.repair(batch, &summary, &outcome, hints)?),
+                None => self.recorded_repair(batch, &summary, &outcome)?,
+            }
+            .map(Box::new);
+        }
+        Ok(outcome)
+    }
+
+    /// Appends a summary (a proposal or a repair), gates it, and appends its verdict. Returns
+    /// what a repair needs of the judging too, when it judged (not when the verdict was
+    /// recorded before).
+    fn gate_summary(
+        &self,
+        batch: &mut Batch,
+        summary: Summary,
+    ) -> Result<(Outcome, Option<repair::Hints>)> {
         check_parent(batch, &summary)?;
         let regrounded = if summary.reground {
             self.reground_carried(batch, &summary)?
@@ -242,12 +342,16 @@ impl Gatekeeper {
         };
         let subject = batch.append_any(summary.clone().into())?;
         if let Some(v) = batch.verdict_of(&subject.rid)? {
-            return recorded(batch, subject, v, regrounded);
+            return Ok((recorded(batch, subject, v, regrounded)?, None));
         }
-        let judged = self.judge_summary(batch, &summary, subject.rid)?;
+        let mut judged = self.judge_summary(batch, &summary, subject.rid)?;
+        let hints = repair::Hints {
+            keep: std::mem::take(&mut judged.keep),
+            carry: std::mem::take(&mut judged.carry),
+        };
         let mut outcome = self.settle(batch, subject, judged, summary.self_score)?;
         outcome.regrounded = regrounded;
-        Ok(outcome)
+        Ok((outcome, Some(hints)))
     }
 
     /// Re-grounds each claim of a summary that has no witness among its covered spans and was
@@ -314,6 +418,7 @@ impl Gatekeeper {
         self_score: Option<u16>,
     ) -> Result<Outcome> {
         let admitted = !judged.findings.iter().any(|f| f.gate.refuses());
+        let struck = struck(&judged.findings, &judged.claims);
         for r in judged.rulings {
             batch.append_any(Record::Ruling(r))?;
         }
@@ -335,8 +440,18 @@ impl Gatekeeper {
             regrounded: Vec::new(),
             anchored_score: judged.anchored,
             check: None,
+            struck,
+            repair: None,
         })
     }
+}
+
+/// The claims a verdict strikes: those a striking finding names, in the verdict's order.
+fn struck(findings: &[Finding], claims: &[ClaimStatus]) -> Vec<Rid> {
+    (claims.iter())
+        .map(|c| c.claim)
+        .filter(|c| findings.iter().any(|f| f.gate.strikes() && f.subject == *c))
+        .collect()
 }
 
 /// Refuses a new summary whose parent is not its stream's head: depth counts along the real
@@ -436,11 +551,13 @@ fn recorded(
             subject,
             verdict,
             admitted: v.admitted,
+            struck: struck(&v.findings, &v.claims),
             findings: v.findings,
             claims: v.claims,
             regrounded,
             anchored_score: v.anchored_score.map(score_to_unit),
             check: None,
+            repair: None,
         }),
         _ => Err(not_a(verdict, Kind::Verdict, batch.kind_of(&verdict)?)),
     }

@@ -38,6 +38,9 @@ pub struct Ranked {
     /// The scorer's entailment of the sentence by it; `None` when the scorer did not read it
     /// (ranked past [`RERANKED`] by BM25).
     pub entailment: Option<f64>,
+    /// Whether it contradicts the sentence: a scorer contradiction at or above the policy's,
+    /// with a clash of the two texts (SPEC.md section 8.1).
+    pub contradicts: bool,
 }
 
 /// A witness found for a sentence.
@@ -49,6 +52,9 @@ pub struct Witness {
     pub turn: Option<u64>,
     /// The scorer's entailment of the sentence by it.
     pub entailment: f64,
+    /// Whether it is cited as the span the sentence speaks of and contradicts (when nothing
+    /// supports the sentence): its judgement is then `contradicts`.
+    pub contradicts: bool,
 }
 
 /// A sentence of a prose compaction, made a claim.
@@ -150,12 +156,15 @@ impl Gatekeeper {
         let pairs: Vec<(&str, &str)> = (by_recall[..head].iter())
             .map(|(i, _)| (sentence, candidates[*i].text.as_str()))
             .collect();
-        let scores = self.scorer.score_many(&pairs)?;
+        let scores = self.score_many(&pairs)?;
         let mut ranked: Vec<Ranked> = (by_recall.iter().enumerate())
             .map(|(k, (i, bm25))| Ranked {
                 candidate: *i,
                 bm25: *bm25,
                 entailment: scores.get(k).map(|s| s.entailment),
+                contradicts: scores.get(k).is_some_and(|sc| {
+                    self.clashes(sentence, &candidates[*i].text, sc).is_some()
+                }),
             })
             .collect();
         let top = by_recall.first().map_or(1.0, |(_, s)| s.max(1e-9));
@@ -181,18 +190,26 @@ impl Gatekeeper {
         let mut out = Vec::new();
         for sentence in claims(text) {
             let ranked = self.rank(&sentence, &candidates)?;
-            let witnesses: Vec<Witness> = (ranked.iter())
+            let witness = |r: &Ranked, entailment: f64, contradicts: bool| {
+                let c = &candidates[r.candidate];
+                Witness {
+                    rid: c.rid,
+                    turn: c.turn.map(|(t, _)| t),
+                    entailment,
+                    contradicts,
+                }
+            };
+            let mut witnesses: Vec<Witness> = (ranked.iter())
                 .filter_map(|r| r.entailment.filter(|e| *e >= floor).map(|e| (r, e)))
                 .take(MAX_WITNESSES)
-                .map(|(r, entailment)| {
-                    let c = &candidates[r.candidate];
-                    Witness {
-                        rid: c.rid,
-                        turn: c.turn.map(|(t, _)| t),
-                        entailment,
-                    }
-                })
+                .map(|(r, entailment)| witness(r, entailment, false))
                 .collect();
+            // Nothing supports it, but a span it speaks of contradicts it: that span is its
+            // witness, and the gates find the claim contradicted by it.
+            if witnesses.is_empty() {
+                let clashing = ranked.iter().find(|r| r.contradicts && r.entailment.is_some());
+                witnesses.extend(clashing.map(|r| witness(r, r.entailment.unwrap_or(0.0), true)));
+            }
             let best = (witnesses.first()).and_then(|w| candidates.iter().find(|c| c.rid == w.rid));
             let origin = if text::is_hedged(&sentence) || reports_belief(&sentence) {
                 Origin::Hedged
@@ -205,6 +222,10 @@ impl Gatekeeper {
                 }
             };
             let why = match (best, ranked.first()) {
+                (Some(c), _) if witnesses[0].contradicts => format!(
+                    "no candidate supports it, and {} contradicts it; it is contradicted",
+                    describe(c)
+                ),
                 (Some(c), _) => format!(
                     "{} of {} candidates support it; the best is {} (entailment {:.2})",
                     witnesses.len(),
@@ -283,7 +304,11 @@ impl Gatekeeper {
                     batch.append(Judgement {
                         claim: appended.rid,
                         span: w.rid,
-                        relation: Relation::Entails,
+                        relation: if w.contradicts {
+                            Relation::Contradicts
+                        } else {
+                            Relation::Entails
+                        },
                         score: crate::record::score_from_unit(w.entailment).unwrap_or(0),
                         scorer: self.scorer.id().to_string(),
                     })?;

@@ -44,11 +44,18 @@ impl Gatekeeper {
             if sc.entailment >= self.policy.verify_entailment {
                 entailing.push(*rid);
             }
-            if sc.contradiction >= self.policy.contradiction && contradicted.is_none() {
-                contradicted = Some((s.turn, sc.contradiction));
+            if contradicted.is_none() {
+                if let Some(clash) = self.clashes(&c.text, &s.text, &sc) {
+                    contradicted = Some((s.turn, sc.contradiction, clash));
+                }
             }
         }
-        let whole = self.score(&c.text, &joined)?.entailment;
+        // Two sentences of its ancestors joined, word for word, are entailed by them together.
+        let whole = if crate::text::verbatim::repeats_joined(&c.text, &texts) {
+            1.0
+        } else {
+            self.score(&c.text, &joined)?.entailment
+        };
         best = best.max(whole);
         if entailing.is_empty() && whole >= self.policy.verify_entailment {
             entailing = spans.iter().map(|(r, _)| *r).collect();
@@ -58,8 +65,8 @@ impl Gatekeeper {
                 // The gate's own sentence about the identifier no raw span holds.
                 (Some(f), _) => f.detail,
                 // As at the gate, a raw span that contradicts the claim outweighs any support.
-                (None, Some((turn, x))) => format!(
-                    "turn {turn}, a raw-span ancestor of claim {}, contradicts it (contradiction {x:.2})",
+                (None, Some((turn, x, clash))) => format!(
+                    "turn {turn}, a raw-span ancestor of claim {}, contradicts it (contradiction {x:.2}; {clash})",
                     quote(&c.text)
                 ),
                 (None, None) => format!(

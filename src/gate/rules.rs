@@ -7,7 +7,7 @@ use crate::record::{
     Action, Claim, Finding, Gate, Origin, PinClass, PinItem, Record, Rid, Role, Span, Status,
 };
 use crate::store::Item;
-use crate::text::{identifiers, is_hedged};
+use crate::text::is_hedged;
 
 /// A text shortened for a sentence: its first 60 characters, quoted.
 pub(crate) fn quote(s: &str) -> String {
@@ -51,21 +51,27 @@ pub(crate) fn unanchored_claim(rid: Rid, claim: &Claim, anchored: bool) -> Optio
     })
 }
 
-/// `identifier-drift`: an identifier of the claim that no raw-span ancestor's text holds
-/// verbatim.
+/// `identifier-drift`: an identifier of the claim (a path, URL, dotted or qualified name,
+/// version, hash, flag, error code, snake-case name or quoted code span: `text::code`) that no
+/// text of `raw` holds verbatim. At the gate `raw` is every raw span of the claim's stream
+/// before the compaction, tool calls and their arguments included (SPEC.md section 8.1).
 pub(crate) fn identifier_drift(rid: Rid, claim: &Claim, raw: &[&str]) -> Option<Finding> {
-    let drift: Vec<String> = identifiers(&claim.text)
-        .into_iter()
-        .filter(|i| !raw.iter().any(|t| t.contains(&i.text)))
-        .map(|i| i.text)
-        .collect();
+    let drift = drifted(&claim.text, raw);
     (!drift.is_empty()).then(|| {
         finding(Gate::IdentifierDrift, rid, format!(
-            "claim {} states {}, which no raw-span ancestor contains verbatim; copy identifiers, never paraphrase them",
+            "claim {} states {}, which no raw span before it contains verbatim; copy identifiers, never paraphrase them",
             quote(&claim.text),
             drift.join(", ")
         ))
     })
+}
+
+/// The identifiers of `text` that no text of `raw` holds verbatim.
+pub(crate) fn drifted(text: &str, raw: &[&str]) -> Vec<String> {
+    crate::text::code::identifiers(text)
+        .into_iter()
+        .filter(|i| !raw.iter().any(|t| t.contains(i.as_str())))
+        .collect()
 }
 
 /// The role a claim's origin tag says its evidence came from, with the tag and the speaker.
@@ -156,12 +162,13 @@ pub(crate) fn hedge_stripped(
 
 /// How a claim fares against the raw spans it cites: its direct span witnesses, or, for a
 /// claim that cites only claims, its raw-span ancestors (SPEC.md section 8.1).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct WitnessCheck {
     /// The best entailment among them, and the turn that gives it.
     pub entailment: (f64, Option<u64>),
-    /// The strongest contradiction among them, and the turn that gives it.
-    pub contradiction: (f64, Option<u64>),
+    /// The strongest contradiction among them that clashes with the claim, the turn that
+    /// gives it, and the clash.
+    pub contradiction: (f64, Option<u64>, Option<String>),
     /// A covered span the claim does not cite that entails it, when none it cites does.
     pub elsewhere: Option<u64>,
     /// The speaker the claim names and the turn and role of the cited span that is not theirs.
@@ -185,14 +192,16 @@ pub(crate) fn named_speaker(claim: &str) -> Option<(&'static str, &'static [Role
     })
 }
 
-/// `fabricated-claim`: a span the claim cites contradicts it, or none of the spans it cites
-/// entails it (support found only in a span it does not cite is named, never counted). Never
-/// for a claim that is unanchored (it cites no raw span) or was re-grounded.
+/// `contradicted-claim` when a span the claim cites clashes with it (its own witness
+/// contradicts it: the compaction is refused); else `fabricated-claim` when none of the spans
+/// it cites entails it, or it names a speaker they are not (the claim is struck). Support found
+/// only in a span it does not cite is named, never counted. Never for a claim that is
+/// unanchored (it cites no raw span) or was re-grounded.
 pub(crate) fn fabricated_claim(
     rid: Rid,
     claim: &Claim,
     grounding: Grounding,
-    check: WitnessCheck,
+    check: &WitnessCheck,
     policy: &Policy,
 ) -> Option<Finding> {
     if !grounding.anchored || grounding.regrounded {
@@ -206,11 +215,10 @@ pub(crate) fn fabricated_claim(
             role.name()
         )));
     }
-    let (c, at) = check.contradiction;
-    if c >= policy.contradiction {
-        return Some(finding(Gate::FabricatedClaim, rid, format!(
-            "claim {q} is contradicted by the span it cites, {} (contradiction {c:.2}, at or above {:.2}); state what the span says",
-            turn(at),
+    if let (c, at, Some(clash)) = &check.contradiction {
+        return Some(finding(Gate::ContradictedClaim, rid, format!(
+            "claim {q} is contradicted by the span it cites, {} (contradiction {c:.2}, at or above {:.2}; {clash}); state what the span says",
+            turn(*at),
             policy.contradiction
         )));
     }
@@ -338,6 +346,15 @@ pub(crate) fn evicted_disconfirmer(
     finding(Gate::EvictedDisconfirmer, subject, format!(
         "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",
         quote(&claim.text)
+    ))
+}
+
+/// `source-missing`: a summary of a stream that holds no raw span at all, such as a log that
+/// begins with a compaction of an earlier log imported without it. Its claims cannot be
+/// checked, so they are unanchored; nothing says they were made up.
+pub(crate) fn source_missing(rid: Rid, stream: &str, claims: usize) -> Finding {
+    finding(Gate::SourceMissing, rid, format!(
+        "the source of this summary is not in the ledger: stream {stream} holds no raw span before it, so its {claims} claims stay unanchored and unchecked; import the earlier log it continues first (cairn import DIR links a continued log to it)"
     ))
 }
 

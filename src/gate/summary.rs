@@ -5,12 +5,12 @@
 use super::pins::{in_force, pin_items, unpinned};
 use super::rules::{self, FoundBy, Grounding, Witness, WitnessCheck};
 use super::view::{rank_many, View, Vocab};
-use super::{Gatekeeper, Judged};
+use super::{Carry, Gatekeeper, Judged};
 use crate::error::Result;
 use crate::record::{
     Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Ruling, Span, Status, Summary,
 };
-use crate::store::{Batch, Read, Trusted};
+use crate::store::{Batch, Item, Read, Trusted};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The summary's source window as the claims are judged against it: the spans it covers, in
@@ -42,6 +42,40 @@ struct Prepared {
     far: Vec<Vec<usize>>,
 }
 
+/// The decision-relevant items a summary loses (see [`Gatekeeper::losses`]).
+pub(super) struct Losses {
+    /// The classifier's items no pin covers that leave the window and no claim repeats.
+    pub unpinned: Vec<Item>,
+    /// The pinned items neither the window nor a claim keeps, with their pins' names.
+    pub pinned: Vec<(String, PinItem)>,
+    /// The reference-anchored fidelity, when the stream has pins.
+    pub fidelity: Option<f64>,
+}
+
+impl Losses {
+    /// What a repair carries verbatim: the lost items that refuse a compaction (unpinned items
+    /// of the blocking classes; pinned items when `pin-loss` refuses).
+    pub fn carry(&self, policy: &crate::gate::Policy) -> Vec<Carry> {
+        let mut out: Vec<Carry> = (self.unpinned.iter())
+            .filter(|i| rules::blocks_compaction(i.class))
+            .map(|i| Carry {
+                text: i.text.clone(),
+                witness: Some(i.span),
+            })
+            .collect();
+        let refuses = self.fidelity.is_some_and(|f| {
+            rules::pin_loss(Rid([0; 32]), "", f, &self.pinned, policy).is_some()
+        });
+        if refuses {
+            out.extend(self.pinned.iter().map(|(_, item)| Carry {
+                text: item.text.clone(),
+                witness: item.witness,
+            }));
+        }
+        out
+    }
+}
+
 /// What judging one claim found beyond its findings.
 struct ClaimCheck {
     status: Status,
@@ -70,7 +104,19 @@ impl Gatekeeper {
         } = self.window(&mut view, s)?;
         let mut judged = Judged::default();
         let (mut actionable, mut laundered) = (0usize, 0usize);
+        // A summary of a stream with no raw span at all: its source is elsewhere.
+        let orphan = window.covers.is_empty() && view.stream_spans(&s.stream)?.is_empty();
+        if orphan {
+            (judged.findings).push(rules::source_missing(rid, &s.stream, claims.len()));
+        }
         for (i, (rid, claim)) in claims.iter().enumerate() {
+            if orphan {
+                judged.claims.push(ClaimStatus {
+                    claim: *rid,
+                    status: Status::Unanchored,
+                });
+                continue;
+            }
             let at = ClaimAt {
                 rid: *rid,
                 claim,
@@ -78,13 +124,7 @@ impl Gatekeeper {
                 near: &near[i],
                 far: &far[i],
             };
-            let check = self.judge_claim(
-                &mut view,
-                at,
-                &window,
-                &mut judged.findings,
-                &mut judged.rulings,
-            )?;
+            let check = self.judge_claim(&mut view, at, &window, &mut judged)?;
             if claim.actionable {
                 actionable += 1;
                 laundered += usize::from(check.laundered);
@@ -194,10 +234,15 @@ impl Gatekeeper {
         view: &mut View<'_, R>,
         at: ClaimAt<'_>,
         window: &Window,
-        findings: &mut Vec<Finding>,
-        rulings: &mut Vec<Ruling>,
+        judged: &mut Judged,
     ) -> Result<ClaimCheck> {
         let (rid, claim) = (at.rid, at.claim);
+        let Judged {
+            findings,
+            rulings,
+            keep,
+            ..
+        } = judged;
         let grounding = view.grounding(&rid)?;
         findings.extend(rules::missing_origin(rid, claim));
         findings.extend(rules::unanchored_claim(rid, claim, grounding.anchored));
@@ -209,7 +254,7 @@ impl Gatekeeper {
             .filter(|(r, _)| claim.witnesses.contains(r))
             .collect();
         let cited = cited(claim, &ancestors);
-        let check = self.witness_check(claim, &cited, &at, window)?;
+        let check = self.witness_check(view, claim, &cited, &at, window)?;
         // A judge's answer that decided a cited span's scores is recorded with the verdict.
         for (span, sp) in &cited {
             if let Some(a) = self.scorer.ruling(&claim.text, &sp.text) {
@@ -223,7 +268,7 @@ impl Gatekeeper {
                 });
             }
         }
-        let fabricated = rules::fabricated_claim(rid, claim, grounding, check, &self.policy);
+        let fabricated = rules::fabricated_claim(rid, claim, grounding, &check, &self.policy);
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");
         let mut outside = Vec::new();
@@ -245,10 +290,13 @@ impl Gatekeeper {
         );
         let laundered = laundered.map(|f| findings.push(f)).is_some();
         let entailed = check.entailment.0 >= self.policy.verify_entailment;
-        self.disconfirmers(view, &at, &carried, window, check.latest_support, findings)?;
+        let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
+        let kept = self.disconfirmers(view, &at, &carried, &own, window, check.latest_support, findings)?;
+        keep.extend(kept);
         let status = if !grounding.anchored {
             Status::Unanchored
-        } else if fabricated {
+        } else if fabricated || flags.drift {
+            // Struck: a claim whose identifier no raw span holds asserts what none says.
             Status::Fabricated
         } else if grounding.regrounded || (entailed && !laundered && !flags.weak && !flags.drift) {
             Status::Verified
@@ -261,17 +309,22 @@ impl Gatekeeper {
     /// A claim against the raw spans it cites: the best entailment, the strongest
     /// contradiction, and, when none of them entails it, the first covered span most like it
     /// that does.
-    fn witness_check(
+    fn witness_check<R: Read>(
         &self,
+        view: &mut View<'_, R>,
         claim: &Claim,
         cited: &[&(Rid, Span)],
         at: &ClaimAt<'_>,
         window: &Window,
     ) -> Result<WitnessCheck> {
         let mut check = WitnessCheck::default();
-        // Who did what: the speaker the claim names must be one the cited spans can be.
+        // Who did what: the speaker the claim names must be one the cited spans can be, or
+        // the best witness of that speaker anywhere in the stream must support it.
         if let Some((who, roles)) = rules::named_speaker(&claim.text) {
-            if !cited.is_empty() && !cited.iter().any(|(_, s)| roles.contains(&s.role)) {
+            if !cited.is_empty()
+                && !cited.iter().any(|(_, s)| roles.contains(&s.role))
+                && !self.speaker_supports(view, claim, at.vocab, roles)?
+            {
                 check.speaker = cited.first().map(|(_, s)| (who, s.turn, s.role));
             }
         }
@@ -291,12 +344,22 @@ impl Gatekeeper {
         }
         // Time: a later cited span that supports the claim supersedes an earlier one of its
         // stream that contradicts it ("42 passed" after "6 passed").
+        // Two sentences of the cited spans joined, word for word, are entailed by them.
+        let texts: Vec<&str> = cited.iter().map(|(_, s)| s.text.as_str()).collect();
+        if check.entailment.0 < self.policy.verify_entailment
+            && crate::text::verbatim::repeats_joined(&claim.text, &texts)
+        {
+            check.entailment = (1.0, cited.first().map(|(_, s)| s.turn));
+        }
+        // A contradiction counts only with a clash, from a span that does not support it.
         for ((_, s), sc) in cited.iter().zip(&scores) {
-            if superseded(s, &claim.stream, check.latest_support) {
+            if superseded(s, &claim.stream, check.latest_support)
+                || sc.contradiction <= check.contradiction.0
+            {
                 continue;
             }
-            if sc.contradiction > check.contradiction.0 {
-                check.contradiction = (sc.contradiction, Some(s.turn));
+            if let Some(clash) = self.clashes(&claim.text, &s.text, sc) {
+                check.contradiction = (sc.contradiction, Some(s.turn), Some(clash));
             }
         }
         if check.entailment.0 >= self.policy.raw_entailment {
@@ -314,17 +377,44 @@ impl Gatekeeper {
         Ok(check)
     }
 
+    /// Whether a span of the stream spoken by one of `roles` surely supports the claim
+    /// (entailment at or above `verify_entailment`, or the claim repeats it): the claim names
+    /// its speaker rightly, whatever it cites.
+    fn speaker_supports<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        claim: &Claim,
+        vocab: &Vocab,
+        roles: &[Role],
+    ) -> Result<bool> {
+        let all = view.stream_spans(&claim.stream)?;
+        let theirs: Vec<(Rid, Span)> = (all.iter())
+            .filter(|(_, s)| roles.contains(&s.role))
+            .cloned()
+            .collect();
+        let near = view.candidates(vocab, &theirs, self.prefilter_share());
+        let pairs: Vec<(&str, &str)> = (near.iter())
+            .map(|(_, s)| (claim.text.as_str(), s.text.as_str()))
+            .collect();
+        let scores = self.score_many(&pairs)?;
+        Ok(scores
+            .iter()
+            .any(|sc| sc.entailment >= self.policy.verify_entailment))
+    }
+
     /// `evicted-disconfirmer` for one claim: recorded judgements on the claim or on any claim
     /// it carries forward, and evicted spans the scorer finds contradicting it.
+    #[expect(clippy::too_many_arguments, reason = "one claim's context, read once by the caller")]
     fn disconfirmers<R: Read>(
         &self,
         view: &mut View<'_, R>,
         at: &ClaimAt<'_>,
         carried: &[Rid],
+        own: &HashSet<Rid>,
         window: &Window,
         latest_support: [Option<u64>; Role::COUNT],
         findings: &mut Vec<Finding>,
-    ) -> Result<()> {
+    ) -> Result<Vec<Rid>> {
         let mut found = BTreeSet::new();
         for sp in view.judged_contradicting(carried, &window.evicts)? {
             found.insert((sp, FoundBy::Judgement));
@@ -343,9 +433,10 @@ impl Gatekeeper {
                 .filter(|(r, _)| ranked.contains(r))
                 .collect()
         };
-        // A tool call is what the agent did, not a statement: it contradicts nothing.
+        // A tool call is what the agent did, not a statement: it contradicts nothing. A span
+        // the claim rests on is its source, never its disconfirmer.
         let candidates: Vec<&(Rid, Span)> = (candidates.into_iter())
-            .filter(|(_, span)| span.role != Role::ToolCall)
+            .filter(|(r, span)| span.role != Role::ToolCall && !own.contains(r))
             .collect();
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
@@ -353,12 +444,13 @@ impl Gatekeeper {
         for ((sp, span), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
             // An evicted span that a later span the claim cites supersedes is history, not a
             // disconfirmer.
-            if sc.contradiction >= self.policy.contradiction
-                && !superseded(span, &at.claim.stream, latest_support)
+            if !superseded(span, &at.claim.stream, latest_support)
+                && self.clashes(&at.claim.text, &span.text, &sc).is_some()
             {
                 found.insert((*sp, FoundBy::Scorer));
             }
         }
+        let kept: Vec<Rid> = found.iter().map(|(sp, _)| *sp).collect();
         for (sp, by) in found {
             let span = view.span(sp)?;
             findings.push(rules::evicted_disconfirmer(
@@ -368,7 +460,7 @@ impl Gatekeeper {
                 by,
             ));
         }
-        Ok(())
+        Ok(kept)
     }
 
     /// `unpinned-reference` and `pin-loss`; returns the reference-anchored fidelity.
@@ -381,24 +473,59 @@ impl Gatekeeper {
         claims: &[(Rid, &Claim, &Vocab)],
         judged: &mut Judged,
     ) -> Result<Option<f64>> {
-        // One reading of the pins: every item covers the classifier's, those in force are held.
-        let all = pin_items(view.read, &s.stream)?;
-        let items = unpinned(view.read, &s.stream, &all)?;
-        let pins = in_force(all);
-        (judged.findings).extend(rules::unpinned_reference(rid, &s.stream, &items));
-        if pins.is_empty() {
+        let losses = self.losses(view, &s.stream, &window.evicts, claims)?;
+        judged.carry.extend(losses.carry(&self.policy));
+        let finding = rules::unpinned_reference(rid, &s.stream, &losses.unpinned);
+        judged.findings.extend(finding);
+        let Some(fidelity) = losses.fidelity else {
             return Ok(None);
-        }
-        // The window after this summary: spans not evicted before, and not evicted now.
-        let left: Vec<Rid> = (view.read.unevicted_spans(&s.stream)?.into_iter())
-            .filter(|r| !window.evicts.contains(r))
-            .collect();
-        let pending = self.kept_by_claims(view, &pins, &left, claims)?;
-        let lost = self.lost_in_window(view, &pending, &left)?;
-        let fidelity = 1.0 - lost.len() as f64 / pins.len() as f64;
-        let loss = rules::pin_loss(rid, &s.stream, fidelity, &lost, &self.policy);
+        };
+        let loss = rules::pin_loss(rid, &s.stream, fidelity, &losses.pinned, &self.policy);
         judged.findings.extend(loss);
         Ok(Some(fidelity))
+    }
+
+    /// What a summary of `stream` that evicts `evicts` and holds `claims` loses of the
+    /// decision-relevant items: the classifier's items no pin covers whose span leaves the
+    /// window and that no claim repeats word for word, and the pinned items neither the window
+    /// nor a claim keeps (SPEC.md 8.1, 8.4).
+    pub(super) fn losses<R: Read>(
+        &self,
+        view: &mut View<'_, R>,
+        stream: &str,
+        evicts: &HashSet<Rid>,
+        claims: &[(Rid, &Claim, &Vocab)],
+    ) -> Result<Losses> {
+        // One reading of the pins: every item covers the classifier's, those in force are held.
+        let all = pin_items(view.read, stream)?;
+        let items = unpinned(view.read, stream, &all)?;
+        let pins = in_force(all);
+        // The window after this summary: spans not evicted before, and not evicted now.
+        let left: Vec<Rid> = (view.read.unevicted_spans(stream)?.into_iter())
+            .filter(|r| !evicts.contains(r))
+            .collect();
+        let staying: HashSet<Rid> = left.iter().copied().collect();
+        let carries = |text: &str| {
+            (claims.iter()).any(|(_, c, _)| crate::text::verbatim::repeats(text, &c.text))
+        };
+        let unpinned: Vec<Item> = (items.into_iter())
+            .filter(|i| !staying.contains(&i.span) && !carries(&i.text))
+            .collect();
+        if pins.is_empty() {
+            return Ok(Losses {
+                unpinned,
+                pinned: Vec::new(),
+                fidelity: None,
+            });
+        }
+        let pending = self.kept_by_claims(view, &pins, &left, claims)?;
+        let pinned = self.lost_in_window(view, &pending, &left)?;
+        let fidelity = 1.0 - pinned.len() as f64 / pins.len() as f64;
+        Ok(Losses {
+            unpinned,
+            pinned,
+            fidelity: Some(fidelity),
+        })
     }
 
     /// The pinned items a summary does not obviously keep: those whose witness span leaves the
@@ -438,8 +565,9 @@ impl Gatekeeper {
             let mut kept = false;
             let derived = item.witness.and_then(|w| resting.get(&w));
             for i in derived.map(Vec::as_slice).unwrap_or_default() {
-                kept = self.score(&claims[*i].1.text, &item.text)?.contradiction
-                    < self.policy.contradiction;
+                let text = &claims[*i].1.text;
+                let sc = self.score(text, &item.text)?;
+                kept = self.clashes(text, &item.text, &sc).is_none();
                 if kept {
                     break;
                 }
@@ -548,10 +676,16 @@ fn provenance<R: Read>(
     findings: &mut Vec<Finding>,
 ) -> Result<Flags> {
     let mut flags = Flags::default();
+    // An identifier is looked for in the claim's raw ancestors first, then in every raw span
+    // of its stream before the compaction, tool calls and their arguments included.
     let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
-    if let Some(f) = rules::identifier_drift(rid, claim, &raw) {
-        flags.drift = true;
-        findings.push(f);
+    if !rules::drifted(&claim.text, &raw).is_empty() {
+        let stream = view.stream_spans(&claim.stream)?;
+        let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
+        if let Some(f) = rules::identifier_drift(rid, claim, &raw) {
+            flags.drift = true;
+            findings.push(f);
+        }
     }
     let roles: Vec<Role> = ancestors.iter().map(|(_, s)| s.role).collect();
     if let Some(f) = rules::origin_mismatch(rid, claim, grounding.anchored, &roles) {

@@ -18,6 +18,8 @@ pub(crate) struct View<'a, R: Read> {
     spans: HashMap<Rid, Option<Span>>,
     claims: HashMap<Rid, Option<Claim>>,
     vocab: HashMap<Rid, Vocab>,
+    /// Every raw span of a stream, read once per gate run when a rule needs the whole stream.
+    stream: HashMap<String, Rc<Vec<(Rid, Span)>>>,
 }
 
 /// How many of the most overlapping spans the scorer judges a claim against, beside the
@@ -66,6 +68,7 @@ impl<'a, R: Read> View<'a, R> {
             spans: HashMap::new(),
             claims: HashMap::new(),
             vocab: HashMap::new(),
+            stream: HashMap::new(),
         }
     }
 
@@ -115,6 +118,24 @@ impl<'a, R: Read> View<'a, R> {
         };
         self.claims.insert(rid, c.clone());
         Ok(c)
+    }
+
+    /// Every raw span of `stream` in the ledger, in turn order: the whole stream before the
+    /// proposal being judged, read once per gate run (identifiers and speakers are checked
+    /// against it, SPEC.md section 8.1).
+    pub fn stream_spans(&mut self, stream: &str) -> Result<Rc<Vec<(Rid, Span)>>> {
+        if let Some(s) = self.stream.get(stream) {
+            return Ok(Rc::clone(s));
+        }
+        let mut out = Vec::new();
+        for (_, rid) in self.read.turns(stream, 0, u64::MAX)? {
+            if let Some(sp) = self.span(rid)? {
+                out.push((rid, sp));
+            }
+        }
+        let out = Rc::new(out);
+        self.stream.insert(stream.to_string(), Rc::clone(&out));
+        Ok(out)
     }
 
     /// A claim's direct witnesses, in order: each a span or an earlier claim.

@@ -107,6 +107,24 @@ pub fn finding(f: &crate::record::Finding) -> Value {
     json!({"gate": f.gate, "subject": f.subject.to_hex(), "detail": f.detail})
 }
 
+/// A refused summary's repair as JSON (SPEC.md section 8.9): its rid, verdict, findings, the
+/// status of each claim, what changed from the proposal, and its text.
+pub fn repair_json(repair: &crate::gate::Repair) -> Value {
+    let o = &repair.outcome;
+    json!({
+        "rid": o.subject.rid.to_hex(),
+        "verdict": if o.admitted { "admitted" } else { "refused" },
+        "verdict_rid": o.verdict.to_hex(),
+        "findings": o.findings.iter().map(finding).collect::<Vec<_>>(),
+        "claims": (o.claims.iter())
+            .map(|c| json!({"rid": c.claim.to_hex(), "status": c.status.name()}))
+            .collect::<Vec<_>>(),
+        "anchored_score": o.anchored_score,
+        "changes": repair.changes,
+        "text": repair.text,
+    })
+}
+
 /// The `ingest --json` result for one line.
 pub fn line_result(r: &LineResult) -> Value {
     let mut v = json!({
@@ -130,6 +148,12 @@ pub fn line_result(r: &LineResult) -> Value {
         }
         if !o.regrounded.is_empty() {
             v["regrounded"] = o.regrounded.iter().map(|r| json!(r.to_hex())).collect();
+        }
+        if r.kind == crate::record::Kind::Summary {
+            v["struck"] = o.struck.iter().map(|r| json!(r.to_hex())).collect();
+        }
+        if let Some(repair) = &o.repair {
+            v["repair"] = repair_json(repair);
         }
     }
     if r.kind == crate::record::Kind::Reground {

@@ -25,7 +25,7 @@ pub(crate) mod lines;
 mod strict;
 pub mod turns;
 
-pub use json::{export_line, finding, line_result};
+pub use json::{export_line, finding, line_result, repair_json};
 
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
@@ -541,16 +541,18 @@ fn append_record(ctx: &mut Ctx<'_>, gate: &Gatekeeper, record: Record) -> Res<Ap
             let o = gate
                 .propose_summary(ctx.batch, sum)
                 .map_err(|e| ctx.store_err(None, e))?;
+            // The head after it: the summary, its admitted repair, or the parent it had.
+            let repaired = (o.repair.as_ref()).filter(|r| r.outcome.admitted);
+            let after = if o.admitted {
+                Some(o.subject.rid)
+            } else {
+                repaired.map_or(parent, |r| Some(r.outcome.subject.rid))
+            };
             // Met again: the rest of the run counts from the head as it was after it.
             if !o.subject.new {
-                let after = if o.admitted {
-                    Some(o.subject.rid)
-                } else {
-                    parent
-                };
                 ctx.run.heads.insert(stream, after);
             } else {
-                if o.admitted {
+                if after != parent {
                     ctx.run.heads.remove(&stream);
                 }
                 ctx.run.fresh.insert(stream);

@@ -7,7 +7,7 @@ use bincode::error::{DecodeError, EncodeError};
 use bincode::{BorrowDecode, Decode, Encode};
 
 macro_rules! gates {
-    ($($(#[$doc:meta])* $v:ident = $s:literal, refuses: $r:literal;)*) => {
+    ($($(#[$doc:meta])* $v:ident = $s:literal, effect: $e:ident;)*) => {
         /// A gate: a rule over the record graph that judges a compaction or an action. Its
         /// name is stable: used in findings, JSON output and tests (SPEC.md section 8.1).
         /// Gates order by name, as lists of findings have always been sorted.
@@ -31,45 +31,84 @@ macro_rules! gates {
                 match name { $($s => Some(Gate::$v),)* _ => None }
             }
 
-            /// Whether a finding of this gate refuses the proposal; the others only flag it.
+            /// What a finding of this gate does to the proposal (SPEC.md section 8.1).
+            pub fn effect(self) -> Effect {
+                match self { $(Gate::$v => Effect::$e),* }
+            }
+
+            /// Whether a finding of this gate refuses the proposal.
             pub fn refuses(self) -> bool {
-                match self { $(Gate::$v => $r),* }
+                self.effect() == Effect::Refuse
+            }
+
+            /// Whether a finding of this gate strikes the claim it names: the claim stays in
+            /// the record, marked, and is not admitted; the rest of the compaction can stand.
+            pub fn strikes(self) -> bool {
+                self.effect() == Effect::Strike
             }
         }
     };
 }
 
+/// What a finding does to the proposal it is about. Each gate has one effect, listed once, in
+/// the table below (SPEC.md section 8.1 says why each sits where it does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// The proposal is refused: it never becomes the stream's head.
+    Refuse,
+    /// The claim the finding names is struck: kept in the record, marked, not admitted.
+    Strike,
+    /// The finding is recorded; the proposal stands.
+    Flag,
+}
+
+impl Effect {
+    /// The lower-case name used in JSON output: `refuses`, `strikes`, `flags`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Effect::Refuse => "refuses",
+            Effect::Strike => "strikes",
+            Effect::Flag => "flags",
+        }
+    }
+}
+
 gates! {
     /// No raw-span ancestor through any chain of witnesses.
-    UnanchoredClaim = "unanchored-claim", refuses: true;
+    UnanchoredClaim = "unanchored-claim", effect: Strike;
     /// No origin tag, or an unknown one.
-    MissingOrigin = "missing-origin", refuses: true;
+    MissingOrigin = "missing-origin", effect: Refuse;
     /// An identifier not found verbatim in any raw-span ancestor.
-    IdentifierDrift = "identifier-drift", refuses: true;
-    /// Similar to its best raw span, but not entailed by any.
-    FabricatedClaim = "fabricated-claim", refuses: true;
+    IdentifierDrift = "identifier-drift", effect: Strike;
+    /// No span it cites entails it, or it names a speaker its spans are not.
+    FabricatedClaim = "fabricated-claim", effect: Strike;
+    /// A span it cites contradicts it: the claim's own witness clashes with it.
+    ContradictedClaim = "contradicted-claim", effect: Refuse;
+    /// The summary's source is not in the ledger: a log that begins with a compaction of an
+    /// earlier log, imported without it.
+    SourceMissing = "source-missing", effect: Flag;
     /// Rests on earlier claims, not on a raw span of the summary's source window.
-    LaunderedClaim = "laundered-claim", refuses: false;
+    LaunderedClaim = "laundered-claim", effect: Flag;
     /// Too many actionable claims are laundered.
-    LaunderingRate = "laundering-rate", refuses: true;
+    LaunderingRate = "laundering-rate", effect: Refuse;
     /// A user-said or tool-output claim supported only by hedged evidence.
-    HedgeStripped = "hedge-stripped", refuses: false;
+    HedgeStripped = "hedge-stripped", effect: Flag;
     /// An origin tag without an ancestor of that role.
-    OriginMismatch = "origin-mismatch", refuses: false;
+    OriginMismatch = "origin-mismatch", effect: Flag;
     /// The summary evicts a span that contradicts a claim it keeps.
-    EvictedDisconfirmer = "evicted-disconfirmer", refuses: true;
+    EvictedDisconfirmer = "evicted-disconfirmer", effect: Refuse;
     /// More than the allowed self-authored re-summarisations since the last grounding.
-    DepthExceeded = "depth-exceeded", refuses: false;
+    DepthExceeded = "depth-exceeded", effect: Flag;
     /// Decision-relevant items in the raw spans that no pin covers.
-    UnpinnedReference = "unpinned-reference", refuses: true;
+    UnpinnedReference = "unpinned-reference", effect: Refuse;
     /// Pinned items lost by the compaction.
-    PinLoss = "pin-loss", refuses: true;
+    PinLoss = "pin-loss", effect: Refuse;
     /// A different pin under an existing (stream, name): an append error, never a finding.
-    PinConflict = "pin-conflict", refuses: true;
+    PinConflict = "pin-conflict", effect: Refuse;
     /// An irreversible action relying on a claim that is not verified.
-    IrreversibleUnverified = "irreversible-unverified", refuses: true;
+    IrreversibleUnverified = "irreversible-unverified", effect: Refuse;
     /// An action matching a pinned prohibition.
-    ProhibitedAction = "prohibited-action", refuses: true;
+    ProhibitedAction = "prohibited-action", effect: Refuse;
 }
 
 impl Ord for Gate {

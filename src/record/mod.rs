@@ -10,7 +10,7 @@ mod gate;
 pub(crate) mod rid;
 
 pub use codec::{decode, decode_trusted, encode, DecodeError, FORMAT_VERSION, MAX_RECORD_BYTES};
-pub use gate::Gate;
+pub use gate::{Effect, Gate};
 pub use rid::{Rid, RidParseError};
 
 use bincode::{Decode, Encode};
@@ -172,6 +172,40 @@ pub enum Author {
     SelfAuthored,
     /// A separate pass with access to the raw spans.
     Separate,
+    /// cairn itself: the nearest admissible compaction to the refused proposal named here
+    /// (SPEC.md section 8.9). Only the gates write it; JSON Lines input cannot.
+    Repair(Rid),
+}
+
+impl Author {
+    /// The name used in JSON output: `self`, `separate`, or `cairn` for a repair.
+    pub fn name(self) -> &'static str {
+        match self {
+            Author::SelfAuthored => "self",
+            Author::Separate => "separate",
+            Author::Repair(_) => "cairn",
+        }
+    }
+
+    /// The author a JSON Lines name gives. `cairn` names none: only the gates write a repair.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "self" => Some(Author::SelfAuthored),
+            "separate" => Some(Author::Separate),
+            _ => None,
+        }
+    }
+
+    /// Every name JSON Lines input accepts, for messages.
+    pub const NAMES: &'static str = "self separate ";
+
+    /// The refused proposal this summary repairs, when cairn wrote it.
+    pub fn repairs(self) -> Option<Rid> {
+        match self {
+            Author::Repair(p) => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// The class of a pinned item.
@@ -621,6 +655,8 @@ pub enum LinkRole {
     Placed,
     /// The version a store entry replaces.
     Previous,
+    /// The refused proposal a repair summary stands in for.
+    Repairs,
 }
 
 impl LinkRole {
@@ -646,6 +682,7 @@ impl LinkRole {
             LinkRole::Classified => "span",
             LinkRole::Placed => "span",
             LinkRole::Previous => "previous",
+            LinkRole::Repairs => "author",
         }
     }
 
@@ -653,7 +690,7 @@ impl LinkRole {
     pub fn allowed(self) -> &'static [Kind] {
         match self {
             LinkRole::Witness => &[Kind::Span, Kind::Claim],
-            LinkRole::Parent => &[Kind::Summary],
+            LinkRole::Parent | LinkRole::Repairs => &[Kind::Summary],
             LinkRole::Covers
             | LinkRole::Evicts
             | LinkRole::PinWitness
@@ -677,6 +714,7 @@ impl LinkRole {
         matches!(
             self,
             LinkRole::Parent
+                | LinkRole::Repairs
                 | LinkRole::Covers
                 | LinkRole::Evicts
                 | LinkRole::SummaryClaim
@@ -743,6 +781,7 @@ impl Record {
                 .parent
                 .iter()
                 .map(|p| (LinkRole::Parent, *p))
+                .chain(s.author.repairs().map(|p| (LinkRole::Repairs, p)))
                 .chain(all(LinkRole::Covers, &s.covers))
                 .chain(all(LinkRole::Evicts, &s.evicts))
                 .chain(all(LinkRole::SummaryClaim, &s.claims))
@@ -947,7 +986,6 @@ macro_rules! names {
     };
 }
 names!(Role { User = "user", Assistant = "assistant", Tool = "tool", System = "system", ToolCall = "tool-call" });
-names!(Author { SelfAuthored = "self", Separate = "separate" });
 names!(PinClass {
     Prohibition = "prohibition",
     Commitment = "commitment",

@@ -1782,8 +1782,9 @@ impl Batch {
         let depth = match (s.author, s.parent) {
             (Author::Separate, _) => 0,
             _ if s.reground && self.grounded(s)? => 0,
-            (Author::SelfAuthored, None) => first,
-            (Author::SelfAuthored, Some(p)) => {
+            // A repair carries the proposal's self-authored claims: it counts as self.
+            (_, None) => first,
+            (_, Some(p)) => {
                 self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
             }
         };

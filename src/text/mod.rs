@@ -3,10 +3,13 @@
 //! decision-relevant classifier. The bottom layer beside `record`: it imports nothing else of
 //! the crate (SPEC.md section 15).
 
+pub mod clash;
 pub mod classify;
+pub mod code;
 pub mod prose;
 pub mod shell;
 pub mod terms;
+pub mod verbatim;
 pub(crate) mod wordnet;
 
 /// A fast hasher for the scorer's own words and texts, where SipHash's flood resistance buys

@@ -78,6 +78,7 @@ fn role_code(r: cairn::record::LinkRole) -> i64 {
         Classified => 16,
         Placed => 17,
         Previous => 18,
+        Repairs => 19,
     }
 }
 

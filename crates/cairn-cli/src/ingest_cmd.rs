@@ -19,6 +19,8 @@ pub struct Totals {
     pub present: u64,
     /// Proposals refused by a gate, and regrounds that failed.
     pub refused: u64,
+    /// Admitted summaries that struck some of their claims.
+    pub struck: u64,
 }
 
 impl Totals {
@@ -26,11 +28,13 @@ impl Totals {
         self.lines += 1;
         self.present += u64::from(!r.new);
         self.refused += u64::from(r.refused.is_some());
+        let struck = r.gate.as_ref().is_some_and(|o| o.admitted && !o.struck.is_empty());
+        self.struck += u64::from(struck);
     }
 
-    /// The exit code: 1 when a proposal was refused.
+    /// The exit code: 1 when a gate refused a proposal or struck a claim.
     pub fn code(&self) -> u8 {
-        u8::from(self.refused > 0)
+        u8::from(self.refused > 0 || self.struck > 0)
     }
 }
 
@@ -77,6 +81,7 @@ fn ingest_whole<R: BufRead>(
             lines: 0,
             present: 0,
             refused: 0,
+            struck: 0,
         };
         let mut results = Vec::new();
         let mut buf = Vec::new();
@@ -139,12 +144,38 @@ fn print_judged(r: &LineResult, out: &mut impl Write) {
             for f in &o.findings {
                 let _ = writeln!(out, "    {}: {}", f.gate, f.detail);
             }
+            if !o.struck.is_empty() {
+                let _ = writeln!(out, "    struck {} of its claims", o.struck.len());
+            }
+            if let Some(repair) = &o.repair {
+                print_repair(repair, out);
+            }
         }
         None => {
             if let Some(why) = &r.refused {
                 let _ = writeln!(out, "line {}: {why}", r.line);
             }
         }
+    }
+}
+
+/// A refused summary's repair in text: its verdict, what changed, and its text.
+pub fn print_repair(repair: &cairn::gate::Repair, out: &mut impl Write) {
+    let o = &repair.outcome;
+    let verdict = if o.admitted { "admitted" } else { "refused" };
+    let _ = writeln!(
+        out,
+        "    repaired: cairn's summary {} {verdict}",
+        o.subject.rid.short()
+    );
+    for c in &repair.changes {
+        let _ = writeln!(out, "      {c}");
+    }
+    for f in o.findings.iter().filter(|f| f.gate.refuses()) {
+        let _ = writeln!(out, "      {}: {}", f.gate, f.detail);
+    }
+    for l in repair.text.lines() {
+        let _ = writeln!(out, "      | {l}");
     }
 }
 
@@ -221,11 +252,12 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
     if !as_json {
         let _ = writeln!(
             out,
-            "ingested {file}: {}, {} appended (verdicts and classifications included), {} already present, {} refused; the ledger holds {}",
+            "ingested {file}: {}, {} appended (verdicts and classifications included), {} already present, {} refused, {} admitted with struck claims; the ledger holds {}",
             crate::count(totals.lines, "line", "lines"),
             crate::count(ledger.len()? - before, "record", "records"),
             crate::count(totals.present, "line", "lines"),
             crate::count(totals.refused, "proposal", "proposals"),
+            crate::count(totals.struck, "summary", "summaries"),
             crate::count(ledger.len()?, "record", "records"),
         );
     }
@@ -281,7 +313,8 @@ fn stream(ledger: &Ledger, gate: &Gatekeeper, as_json: bool) -> Result<u8, Failu
             let open = batch.insert(open);
             match run.apply_line(open, gate, line, &buf) {
                 Ok(Some(r)) => {
-                    refused |= r.refused.is_some();
+                    refused |= r.refused.is_some()
+                        || r.gate.as_ref().is_some_and(|o| !o.struck.is_empty());
                     pending.push((line, buf.clone(), r))
                 }
                 Ok(None) => {}

@@ -1003,11 +1003,15 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
     let mut verdicts = Vec::new();
     let outcome = ingest_cmd::ingest_text(&ledger, gate, DEMO, "the built-in demo", |r| {
         if let Some(o) = &r.gate {
-            verdicts.push(json!({
+            let mut d = json!({
                 "line": r.line, "kind": r.kind.name(), "rid": r.rid.to_hex(),
                 "verdict": if o.admitted { "admitted" } else { "refused" },
                 "findings": o.findings.iter().map(cairn::ingest::finding).collect::<Vec<_>>(),
-            }));
+            });
+            if let Some(repair) = &o.repair {
+                d["repair"] = cairn::ingest::repair_json(repair);
+            }
+            verdicts.push(d);
         }
     })?;
     let appended = ledger.len()? - before;
@@ -1050,6 +1054,20 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
                 f["gate"].as_str().unwrap_or(""),
                 f["detail"].as_str().unwrap_or("")
             );
+        }
+        let repair = &d["repair"];
+        if repair.is_object() {
+            println!(
+                "    repaired: cairn's summary {} {}",
+                &repair["rid"].as_str().unwrap_or("")[..12],
+                repair["verdict"].as_str().unwrap_or("")
+            );
+            for c in repair["changes"].as_array().into_iter().flatten() {
+                println!("      {}", c.as_str().unwrap_or(""));
+            }
+            for l in repair["text"].as_str().unwrap_or("").lines() {
+                println!("      | {l}");
+            }
         }
     }
     println!();

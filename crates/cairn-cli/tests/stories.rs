@@ -68,8 +68,13 @@ fn libfoo_upgraded_to_2_4_0_is_refused_on(t: Tmp) {
     // merely unverified (issue 12: a claim none of whose witnesses supports it).
     assert_eq!(summary["claims"][0]["status"], "fabricated");
     assert!(g.contains(&"fabricated-claim".to_string()), "{g:?}");
-    // The refused summary did not become the head: prior:0 is still the faithful claim, and
-    // the upgrade it would justify is refused by the pinned prohibition.
+    // The refused summary did not become the head; its repair did, without the upgrade and
+    // with the pinned items it lost carried word for word. The upgrade is refused by the pinned
+    // prohibition.
+    let repair = &summary["repair"];
+    assert_eq!(repair["verdict"], "admitted", "{repair}");
+    assert!(!repair["text"].as_str().unwrap().contains("2.4.0"), "{repair}");
+    assert!(repair["text"].as_str().unwrap().contains("do not bump libfoo"), "{repair}");
     assert_eq!(out[2]["verdict"], "refused");
     assert!(
         gates(&out[2]).contains(&"prohibited-action".to_string()),
@@ -77,7 +82,7 @@ fn libfoo_upgraded_to_2_4_0_is_refused_on(t: Tmp) {
         gates(&out[2])
     );
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
-    assert_eq!(stats["streams"][0]["summaries"], 1);
+    assert_eq!(stats["streams"][0]["summaries"], 2, "the faithful summary and the repair");
 }
 
 /// Seed 001: "I think the staging DB is on port 5433" promoted to a fact, and the
@@ -106,7 +111,6 @@ fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(t: Tmp) {
 {"kind":"judgement","stream":"db","claim":"prior:0","span":"turn:2","relation":"contradicts"}
 {"kind":"span","stream":"db","turn":3,"role":"assistant","text":"Connecting on the usual port."}
 {"kind":"summary","stream":"db","author":"self","budget":1000,"covers":["turn:3"],"evicts":["turn:2","turn:3"],"claims":["prior:0"]}
-{"kind":"action","stream":"db","text":"hard-code port 5433 in deploy/staging.env","irreversible":true,"relies_on":["prior:0"]}
 "#,
     );
     assert_eq!(c, 1, "{e}");
@@ -126,11 +130,25 @@ fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(t: Tmp) {
         "{:?}",
         gates(&out[6])
     );
+    // The repair keeps the disconfirmer in the window.
+    let repair = &out[6]["repair"];
+    assert_eq!(repair["verdict"], "admitted", "{repair}");
+    assert!(
+        repair["changes"].to_string().contains("kept turn 2 in the window"),
+        "{repair}"
+    );
+    // The guess cannot drive an irreversible action.
+    let guess = out[3]["claims"][0]["rid"].as_str().unwrap();
+    let action = format!(
+        r#"{{"kind":"action","stream":"db","text":"hard-code port 5433 in deploy/staging.env","irreversible":true,"relies_on":["{guess}"]}}
+"#
+    );
+    let (_, out, _) = ingest(&t, "b.jsonl", &action);
     assert_eq!(
-        out[7]["verdict"], "refused",
+        out[0]["verdict"], "refused",
         "the guess cannot drive an irreversible action"
     );
-    assert!(gates(&out[7]).contains(&"irreversible-unverified".to_string()));
+    assert!(gates(&out[0]).contains(&"irreversible-unverified".to_string()));
 }
 
 /// Seed 003: a prohibition lost after the third compaction while the self-score was 0.91.
@@ -151,7 +169,7 @@ fn drop_table_unpinned_then_pin_loss_then_action_refused_on(t: Tmp) {
     let spans = r#"{"kind":"span","stream":"m","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database; archive old tables instead."}
 {"kind":"span","stream":"m","turn":40,"role":"tool","name":"psql","text":"ALTER TABLE orders_old SET TABLESPACE archive; ALTER TABLE"}
 "#;
-    let first = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":[],"self_score":0.88,"claims":[{"text":"orders_old was set to the archive tablespace","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
+    let first = r#"{"kind":"summary","stream":"m","author":"self","budget":40000,"covers":["turn:12..turn:40"],"evicts":["turn:12"],"self_score":0.88,"claims":[{"text":"orders_old was set to the archive tablespace","origin":"tool-output","witnesses":["turn:40"],"actionable":false}]}
 "#;
     let (c, out, _) = ingest(&t, "a.jsonl", &format!("{spans}{first}"));
     assert_eq!(c, 1);

@@ -1,0 +1,502 @@
+//! What makes two texts clash (SPEC.md section 8.1, "a clash"): another value of the same
+//! attribute, a negation of the same predicate, or an antonym of the same predicate. A span
+//! on the same subject that shares words with a claim does not clash with it: topical overlap
+//! is never a contradiction, so the gates count a scorer's contradiction only with a clash.
+
+use super::{for_each_word, stem, IdKind, ANTONYMS, NEGATIONS, STOP};
+
+/// Words beyond [`NEGATIONS`] that deny what they govern: a prohibition or a refusal.
+const DENYING: &[&str] = &[
+    "forbid",
+    "forbids",
+    "forbade",
+    "forbidden",
+    "prohibit",
+    "prohibits",
+    "prohibited",
+    "refuse",
+    "refuses",
+    "refused",
+    "decline",
+    "declines",
+    "declined",
+    "avoid",
+];
+
+/// Outcomes that clash beyond the scorer's antonyms: a test run passes or fails.
+const OUTCOMES: &[(&str, &str)] = &[
+    ("pass", "fail"),
+    ("passing", "failing"),
+    ("work", "fail"),
+    ("before", "after"),
+];
+
+/// Numbers written as words: values as digits are.
+const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+
+/// Words that deny what stands before them in their clause: "connection to port 5433 failed".
+const AFTER: &[&str] = &[
+    "failed",
+    "fails",
+    "refused",
+    "denied",
+    "rejected",
+    "unreachable",
+];
+
+/// How far after a negation its reach goes, in content words.
+const SCOPE: usize = 4;
+
+/// Why two texts clash, for a finding's sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clash {
+    /// The same attribute with another value: `libfoo 2.4.0` against `libfoo 2.3.1`.
+    Value {
+        /// The value in the first text.
+        ours: String,
+        /// The value in the second.
+        theirs: String,
+    },
+    /// One side denies the predicate the other asserts ("do not bump libfoo" against
+    /// "bumped libfoo").
+    Negation {
+        /// The denied predicate, as written.
+        predicate: String,
+    },
+    /// One side says with an antonym what the other says ("upgraded" against "downgraded").
+    Antonym {
+        /// The word in the first text.
+        ours: String,
+        /// Its antonym in the second.
+        theirs: String,
+    },
+}
+
+impl std::fmt::Display for Clash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Clash::Value { ours, theirs } => write!(f, "{ours} against {theirs}"),
+            Clash::Negation { predicate } => write!(f, "'{predicate}' denied on one side only"),
+            Clash::Antonym { ours, theirs } => write!(f, "'{ours}' against '{theirs}'"),
+        }
+    }
+}
+
+fn negates(w: &str) -> bool {
+    NEGATIONS.contains(w) || w.ends_with("n't") || DENYING.contains(&w)
+}
+
+/// One word of a text as the clash rules read it.
+struct Word {
+    raw: String,
+    stem: String,
+    content: bool,
+    negation: bool,
+    /// The clause it stands in, counted from 0: a clause ends at `,`, `;`, `:`, `.`, `!`, `?`
+    /// or a line break.
+    clause: usize,
+}
+
+fn read(text: &str) -> Vec<Word> {
+    let mut out = Vec::new();
+    let mut clause = 0;
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    let mut push = |piece: &str, clause: usize| {
+        for_each_word(piece, |w| {
+            out.push(Word {
+                raw: w.to_string(),
+                stem: stem(w),
+                content: !STOP.contains(w) && !negates(w),
+                negation: negates(w),
+                clause,
+            });
+        });
+    };
+    while let Some((i, c)) = chars.next() {
+        // A dot inside a number, a version or a path does not end a clause.
+        let ends = match c {
+            ',' | ';' | ':' | '!' | '?' | '\n' => true,
+            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            _ => false,
+        };
+        if ends {
+            push(&text[start..i], clause);
+            clause += 1;
+            start = i + c.len_utf8();
+        }
+    }
+    push(&text[start..], clause);
+    out
+}
+
+/// Whether `a` and `b` clash, and how. Symmetric in what it finds, up to naming sides.
+pub fn clash(a: &str, b: &str) -> Option<Clash> {
+    value(a, b)
+        .or_else(|| name(a, b))
+        .or_else(|| swapped(a, b))
+        .or_else(|| negation(a, b))
+        .or_else(|| negation(b, a).map(swap))
+        .or_else(|| antonym(a, b))
+}
+
+fn swap(c: Clash) -> Clash {
+    match c {
+        Clash::Value { ours, theirs } => Clash::Value {
+            ours: theirs,
+            theirs: ours,
+        },
+        Clash::Antonym { ours, theirs } => Clash::Antonym {
+            ours: theirs,
+            theirs: ours,
+        },
+        n => n,
+    }
+}
+
+/// How near an identifier a word must stand to name what it is the value of.
+const NEAR: usize = 4;
+
+/// The identifiers of one sentence (versions, numbers, codes; not paths), each with the
+/// content stems within [`NEAR`] words of it: what it is a value of.
+fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
+    let mut words = Vec::new();
+    for_each_word(sentence, |w| words.push(w.to_string()));
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let kind = if NUMBER_WORDS.contains(&w.as_str()) {
+            Some(IdKind::Number)
+        } else {
+            super::id_kind(w)
+        };
+        if kind.is_none() || kind == Some(IdKind::Path) {
+            continue;
+        }
+        let lo = i.saturating_sub(NEAR);
+        let hi = (i + NEAR + 1).min(words.len());
+        let near: Vec<String> = (words[lo..hi].iter())
+            .filter(|x| super::id_kind(x).is_none() && !NUMBER_WORDS.contains(&x.as_str()))
+            .filter(|x| !STOP.contains(x) && !negates(x))
+            .map(|x| stem(x))
+            .collect();
+        out.push((w.clone(), kind, near));
+    }
+    out
+}
+
+/// Another value of the same attribute: an identifier of one kind on each side, different,
+/// with a content word near both (`libfoo` near `2.4.0` and near `2.3.1`), where the other side
+/// nowhere states the first side's value.
+fn value(a: &str, b: &str) -> Option<Clash> {
+    let mut theirs_all = Vec::new();
+    for sb in super::sentences(b) {
+        theirs_all.extend(values(sb));
+    }
+    let stated: Vec<String> = {
+        let mut v = Vec::new();
+        for_each_word(b, |w| v.push(w.to_string()));
+        v
+    };
+    for sa in super::sentences(a) {
+        for (x, kind, near) in values(sa) {
+            if stated.contains(&x) {
+                continue;
+            }
+            for (y, k, theirs) in &theirs_all {
+                if *k == kind && *y != x && near.iter().any(|n| theirs.contains(n)) {
+                    return Some(Clash::Value {
+                        ours: x,
+                        theirs: y.clone(),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The words of a text as written, with whether each opens a sentence.
+fn written(text: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for s in super::sentences(text) {
+        for (i, w) in s
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '-' || c == '_'))
+            .filter(|w| !w.is_empty())
+            .enumerate()
+        {
+            out.push((w.to_string(), i == 0));
+        }
+    }
+    out
+}
+
+/// A name: a capitalised word of letters, some of them lower case, not opening a sentence
+/// ("Paris", "LaGuardia"); not a word in capitals (`DROP`, `TABLE`).
+fn is_name(w: &str, opens: bool) -> bool {
+    !opens
+        && w.chars().next().is_some_and(char::is_uppercase)
+        && w.chars().any(char::is_lowercase)
+        && w.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+}
+
+/// Another value in the same place: a name of `a` that `b` lacks, where `b` has another name
+/// between the same two words before it or the same two words after it ("fly to Paris on" and
+/// "fly to London on").
+fn name(a: &str, b: &str) -> Option<Clash> {
+    let ours = written(a);
+    let theirs = written(b);
+    let lower = |w: &str| w.to_lowercase();
+    let has = |side: &[(String, bool)], w: &str| side.iter().any(|(x, _)| lower(x) == lower(w));
+    let context = |side: &[(String, bool)], i: usize| {
+        let before = (i >= 2).then(|| (lower(&side[i - 2].0), lower(&side[i - 1].0)));
+        let after = (i + 2 < side.len()).then(|| (lower(&side[i + 1].0), lower(&side[i + 2].0)));
+        (before, after)
+    };
+    for (i, (x, opens)) in ours.iter().enumerate() {
+        if !is_name(x, *opens) || has(&theirs, x) {
+            continue;
+        }
+        let (xb, xa) = context(&ours, i);
+        for (j, (y, opens)) in theirs.iter().enumerate() {
+            if !is_name(y, *opens) || has(&ours, y) {
+                continue;
+            }
+            let (yb, ya) = context(&theirs, j);
+            if (xb.is_some() && xb == yb) || (xa.is_some() && xa == ya) {
+                return Some(Clash::Value {
+                    ours: x.clone(),
+                    theirs: y.clone(),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// A value: a name (see [`is_name`]), a short word in capitals (`SFO`), a number, or a code
+/// with a digit or an underscore.
+fn is_value(w: &str, opens: bool) -> bool {
+    let caps = (2..=5).contains(&w.len()) && w.chars().all(|c| c.is_ascii_uppercase());
+    is_name(w, opens) || caps || w.chars().any(|c| c.is_ascii_digit() || c == '_')
+}
+
+/// The nearest lower-case word before position `i`, past the words of a name: the word that
+/// says what role the value plays ("from", "to", "rename").
+fn role_word(side: &[(String, bool)], i: usize) -> Option<String> {
+    (side[..i].iter().rev())
+        .find(|(w, _)| w.chars().next().is_some_and(char::is_lowercase) && !is_value(w, false))
+        .map(|(w, _)| w.clone())
+}
+
+/// Two values in swapped roles: both texts hold `x` and `y`, and the word that gives `x` its
+/// role in `a` gives `y` its role in `b`, and the other way round ("to London from New York"
+/// against "to New York from London").
+fn swapped(a: &str, b: &str) -> Option<Clash> {
+    let ours = written(a);
+    let theirs = written(b);
+    let roles = |side: &[(String, bool)]| -> Vec<(String, Option<String>)> {
+        (side.iter().enumerate())
+            .filter(|(_, (w, o))| is_value(w, *o))
+            .map(|(i, (w, _))| (w.clone(), role_word(side, i)))
+            .collect()
+    };
+    let (ra, rb) = (roles(&ours), roles(&theirs));
+    let role_in = |side: &[(String, Option<String>)], w: &str| {
+        side.iter().find(|(x, _)| x == w).and_then(|(_, r)| r.clone())
+    };
+    for (x, xr) in &ra {
+        for (y, yr) in &ra {
+            let (Some(xr), Some(yr)) = (xr, yr) else { continue };
+            if x == y || xr == yr {
+                continue;
+            }
+            if role_in(&rb, y).as_ref() == Some(xr) && role_in(&rb, x).as_ref() == Some(yr) {
+                return Some(Clash::Value {
+                    ours: format!("{xr} {x}"),
+                    theirs: format!("{xr} {y}"),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// `a` denies a predicate that `b` asserts: a negation in `a` whose first content word after
+/// it (the predicate) and at least one more content word of its clause stand in one clause of
+/// `b` that has no negation of its own; or a denial after what it denies ("the connection to
+/// port 5433 failed") whose words before it stand so in `b`.
+fn negation(a: &str, b: &str) -> Option<Clash> {
+    let ours = read(a);
+    let theirs = read(b);
+    let last = theirs.last().map_or(0, |x| x.clause);
+    // Whether one clause of `b` without a negation holds `first` and another word of `rest`.
+    let asserted = |first: &str, rest: &[&Word]| {
+        (0..=last).any(|c| {
+            let clause: Vec<&Word> = theirs.iter().filter(|x| x.clause == c).collect();
+            let has = |s: &str| clause.iter().any(|x| x.content && x.stem == s);
+            !clause.iter().any(|x| x.negation || AFTER.contains(&x.raw.as_str()))
+                && has(first)
+                && rest.iter().any(|x| has(&x.stem))
+        })
+    };
+    for (i, w) in ours.iter().enumerate() {
+        if w.negation {
+            // "do not bump libfoo": the predicate follows.
+            let reach: Vec<&Word> = (ours[i + 1..].iter())
+                .take_while(|x| x.clause == w.clause)
+                .filter(|x| x.content)
+                .take(SCOPE)
+                .collect();
+            if let Some(predicate) = reach.first() {
+                // The rest of the clause says what the predicate is about.
+                let rest: Vec<&Word> = (ours.iter())
+                    .filter(|x| x.clause == w.clause && x.content && x.stem != predicate.stem)
+                    .collect();
+                if asserted(&predicate.stem, &rest) {
+                    return Some(Clash::Negation {
+                        predicate: predicate.raw.clone(),
+                    });
+                }
+            }
+        }
+        if AFTER.contains(&w.raw.as_str()) {
+            // "the connection to port 5433 failed": what failed stands before.
+            let reach: Vec<&Word> = (ours[..i].iter().rev())
+                .take_while(|x| x.clause == w.clause)
+                .filter(|x| x.content)
+                .take(SCOPE)
+                .collect();
+            for (k, first) in reach.iter().enumerate() {
+                let rest: Vec<&Word> = (reach.iter().enumerate())
+                    .filter(|(j, _)| *j != k)
+                    .map(|(_, x)| *x)
+                    .collect();
+                if asserted(&first.stem, &rest) {
+                    return Some(Clash::Negation {
+                        predicate: w.raw.clone(),
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+/// An antonym of a word of `a` in `b`, where `b` lacks the word itself, and the two sides
+/// share another content word (the same subject).
+fn antonym(a: &str, b: &str) -> Option<Clash> {
+    let ours = read(a);
+    let theirs = read(b);
+    let has = |side: &[Word], s: &str| side.iter().any(|x| x.stem == s);
+    let shared = ours
+        .iter()
+        .filter(|x| x.content && has(&theirs, &x.stem))
+        .count();
+    for (x, y) in ANTONYMS.iter().chain(OUTCOMES) {
+        for (p, q) in [(x, y), (y, x)] {
+            let (p, q) = (stem(p), stem(q));
+            if has(&ours, &p) && has(&theirs, &q) && !has(&theirs, &p) && shared >= 1 {
+                return Some(Clash::Antonym {
+                    ours: p.clone(),
+                    theirs: q.clone(),
+                });
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_value_of_the_same_attribute_clashes() {
+        let c = clash(
+            "libfoo was upgraded to 2.4.0",
+            "we are still on libfoo 2.3.1, do not bump",
+        );
+        assert!(c.is_some(), "{c:?}");
+        assert!(clash("staging DB port is 5433", "connection refused on port 5432").is_some());
+        assert_eq!(clash("staging DB port is 5433", "staging DB is on port 5433"), None);
+    }
+
+    #[test]
+    fn another_name_in_the_same_place_clashes() {
+        assert!(clash(
+            "The user wants to fly to London on Friday.",
+            "I want to fly to Paris on Friday."
+        )
+        .is_some());
+        assert_eq!(
+            clash(
+                "The user wants to fly to Paris on Friday.",
+                "I want to fly to Paris on Friday."
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn two_values_in_swapped_roles_clash() {
+        assert!(clash(
+            "The user is flying to London from New York.",
+            "I'm flying to New York from London"
+        )
+        .is_some());
+        assert!(clash(
+            "The user asked to rename cmd_clipboard to cmd_add_clipboard_image.",
+            "rename `cmd_add_clipboard_image` to cmd_clipboard"
+        )
+        .is_some());
+        assert_eq!(
+            clash(
+                "The user is flying to New York from London.",
+                "I'm flying to New York from London"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_negated_predicate_clashes_with_its_assertion() {
+        assert!(clash("the user said not to bump libfoo", "I bumped libfoo to 2.4.0").is_some());
+        assert!(clash("the tests passed", "the tests failed").is_some());
+        assert!(clash("a train leaving before 21:15", "a train leaving after 21:15").is_some());
+        assert!(clash("they want three rooms", "I am looking to book two rooms").is_some());
+        assert!(clash(
+            "the staging DB listens on port 5433",
+            "psql: connection to staging-db port 5433 failed: Connection refused"
+        )
+        .is_some());
+    }
+
+    #[test]
+    fn the_same_subject_is_no_clash() {
+        // The seeds' own story: a prohibition and a migration on the same table.
+        assert_eq!(
+            clash(
+                "the user forbade running DROP TABLE on the production users table",
+                "ALTER TABLE users ADD COLUMN last_login"
+            ),
+            None
+        );
+        assert_eq!(
+            clash(
+                "never delete anything under /var/lib/postgresql",
+                "Understood. I'll leave /var/lib/postgresql alone"
+            ),
+            None
+        );
+        assert_eq!(
+            clash(
+                "All 397 tests passed, credo clean",
+                "test \"returns error\" do\n  assert {:error, _} = Foo.bar(1)\nend"
+            ),
+            None
+        );
+    }
+}

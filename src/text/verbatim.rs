@@ -1,0 +1,111 @@
+//! Word-for-word support: a claim that repeats a witness sentence, or two witness sentences
+//! joined, as written (SPEC.md section 8.1, "verbatim"). Such a claim is entailed by its
+//! witness whatever a scorer makes of the rest of the witness's text.
+
+use super::for_each_word;
+
+/// The fewest words a repeated run must have to count: "Done." or "Yes" repeat half a log.
+pub const MIN_WORDS: usize = 3;
+
+/// Words that may join two repeated runs ("X, and Y"): the joint adds nothing of its own.
+const JOINERS: &[&str] = &["and", "but", "while", "then", "so", "also", "as"];
+
+/// The lower-case words of a text, as the verbatim check compares them: markup, quotes and
+/// punctuation fall away, so `**Budget**: $400` repeats "budget 400".
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_string()));
+    out
+}
+
+/// A source's words, and where its sentences start and end among them.
+struct Whole {
+    words: Vec<String>,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl Whole {
+    fn of(source: &str) -> Whole {
+        let mut w = Whole {
+            words: Vec::new(),
+            starts: Vec::new(),
+            ends: Vec::new(),
+        };
+        for s in super::sentences(source) {
+            let start = w.words.len();
+            for_each_word(s, |t| w.words.push(t.to_string()));
+            if w.words.len() > start {
+                w.starts.push(start);
+                w.ends.push(w.words.len());
+            }
+        }
+        w
+    }
+
+    /// Whether `part` is the words of one sentence, or of consecutive sentences, of it.
+    fn states(&self, part: &[String]) -> bool {
+        self.starts.iter().any(|&s| {
+            let e = s + part.len();
+            e <= self.words.len() && self.ends.binary_search(&e).is_ok() && self.words[s..e] == *part
+        })
+    }
+}
+
+/// Whether `claim` repeats `source` word for word: its words are the words of one sentence of
+/// the source, or of consecutive sentences (markup, quotes and punctuation aside). A part of a
+/// sentence is no repeat: "codes expire after 7 days" drops the "unless ..." that followed.
+pub fn repeats(claim: &str, source: &str) -> bool {
+    let c = tokens(claim);
+    c.len() >= MIN_WORDS && Whole::of(source).states(&c)
+}
+
+/// Whether `claim` is two parts, each the words of a whole sentence (or run of sentences) of
+/// one of `sources`, joined by nothing or by one joining word; or one such part.
+pub fn repeats_joined(claim: &str, sources: &[&str]) -> bool {
+    let c = tokens(claim);
+    if c.len() < MIN_WORDS {
+        return false;
+    }
+    let wholes: Vec<Whole> = sources.iter().map(|s| Whole::of(s)).collect();
+    let stated = |part: &[String]| part.len() >= 2 && wholes.iter().any(|w| w.states(part));
+    if stated(&c) {
+        return true;
+    }
+    for cut in 2..c.len().saturating_sub(1) {
+        if !stated(&c[..cut]) {
+            continue;
+        }
+        let rest = &c[cut..];
+        let skip = usize::from(JOINERS.contains(&rest[0].as_str()));
+        if stated(&rest[skip..]) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copied_sentence_repeats_its_turn_whatever_else_the_turn_holds() {
+        let turn = "The budget is $400 for the whole migration. Never touch the billing tables.";
+        assert!(repeats("The budget is $400 for the whole migration.", turn));
+        assert!(repeats("**The budget** is $400 for the whole migration", turn));
+        // A part of a sentence drops what followed it: no repeat.
+        assert!(!repeats("The budget is $400", turn));
+        assert!(!repeats("The budget is $500 for the whole migration.", turn));
+        assert!(!repeats("Never.", turn));
+    }
+
+    #[test]
+    fn two_sentences_of_two_turns_joined_repeat_them() {
+        let a = "Root disk is 96% full.";
+        let b = "Checked with du. /var/log/old-builds holds 31G.";
+        assert!(repeats_joined("Root disk is 96% full. /var/log/old-builds holds 31G.", &[a, b]));
+        assert!(repeats_joined("Root disk is 96% full, and /var/log/old-builds holds 31G", &[a, b]));
+        assert!(!repeats_joined("Root disk is 96% full, and /var/log/old-builds holds 40G", &[a, b]));
+    }
+}
