@@ -89,7 +89,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .any(|f| f.gate == "unpinned-reference")
     );
-    let repair = unpinned.repair.as_ref().expect("a refusal comes with its repair");
+    let repair = unpinned
+        .repair
+        .as_ref()
+        .expect("a refusal comes with its repair");
     assert!(repair.outcome.admitted && repair.text.contains("Never run DROP TABLE"));
 
     let items = unpinned_items(&b, "m")?;
@@ -133,7 +136,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     assert!(!lost.admitted && lost.findings.iter().any(|f| f.gate == "pin-loss"));
     assert_eq!(lost.anchored_score, Some(0.0));
-    let repaired = lost.repair.as_ref().expect("a refusal comes with its repair");
+    let repaired = lost
+        .repair
+        .as_ref()
+        .expect("a refusal comes with its repair");
     assert!(repaired.outcome.admitted, "{:?}", repaired.outcome.findings);
 
     let drop = gate.propose_action(
@@ -152,7 +158,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         cairn::replay::replay(&ledger.snapshot()?, "m")?.to_text()
     );
-    println!("\nthe repair of the compaction that lost the prohibition:\n{}", repaired.text);
+    println!(
+        "\nthe repair of the compaction that lost the prohibition:\n{}",
+        repaired.text
+    );
     println!("\naction 'DROP TABLE orders_old': refused");
     for f in &drop.findings {
         println!("  {}: {}", f.gate, f.detail);

@@ -91,7 +91,10 @@ fn a_refused_summary_is_never_a_parent() {
         &summary(Some(&refused.rid.to_hex()), "we deploy on Fridays only"),
     )
     .unwrap_err();
-    assert!(e.contains("the stream's head (its last admitted summary) is"), "{e}");
+    assert!(
+        e.contains("the stream's head (its last admitted summary) is"),
+        "{e}"
+    );
     // Near miss: with the head as its parent (the default), it is admitted.
     let ok = apply(&ledger, &summary(None, "we deploy on Fridays only")).unwrap();
     assert!(ok.gate.unwrap().admitted);

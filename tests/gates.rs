@@ -224,7 +224,11 @@ fn fabricated_claim_names_support_the_claim_does_not_cite() {
         "{}",
         f.detail
     );
-    assert!(o.admitted && o.struck == [o.claims[0].claim], "{:?}", o.findings);
+    assert!(
+        o.admitted && o.struck == [o.claims[0].claim],
+        "{:?}",
+        o.findings
+    );
     assert_eq!(o.claims[0].status, Status::Fabricated);
     // Near miss: citing the span that says it.
     let (_, out) = run(&cites(4));
@@ -458,7 +462,11 @@ fn origin_mismatch() {
 #[test]
 fn missing_origin_absent_or_unknown() {
     let absent = r#"{"text":"the staging DB listens on port 5433","witnesses":["turn:1"]}"#;
-    fires(&with(&[summary(absent, "")]), "missing-origin", Effect::Refuse);
+    fires(
+        &with(&[summary(absent, "")]),
+        "missing-origin",
+        Effect::Refuse,
+    );
     fires(
         &with(&[summary(
             &claim(
@@ -583,7 +591,10 @@ fn unpinned_reference_names_the_items() {
         "",
     );
     let s = s
-        .replace(r#""covers":["turn:1..turn:5"]"#, r#""covers":["turn:1..turn:12"]"#)
+        .replace(
+            r#""covers":["turn:1..turn:5"]"#,
+            r#""covers":["turn:1..turn:12"]"#,
+        )
         .replace(r#""evicts":[]"#, r#""evicts":["turn:12"]"#);
     let (_, out) = run(&with(&[prohibition.into(), s.clone()]));
     let o = out.last().unwrap().gate.as_ref().unwrap();
@@ -597,7 +608,13 @@ fn unpinned_reference_names_the_items() {
     // The repair carries the prohibition verbatim and is admitted.
     let repair = o.repair.as_ref().expect("a refusal comes with its repair");
     assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
-    assert!(repair.text.contains("Never run DROP TABLE on the orders database."), "{}", repair.text);
+    assert!(
+        repair
+            .text
+            .contains("Never run DROP TABLE on the orders database."),
+        "{}",
+        repair.text
+    );
     let pin = r#"{"kind":"pin","stream":"g","name":"c","items":[{"class":"prohibition","text":"never run DROP TABLE","witness":"turn:12"}]}"#;
     passes(
         &with(&[prohibition.into(), pin.into(), s.clone()]),
@@ -605,7 +622,10 @@ fn unpinned_reference_names_the_items() {
     );
     // Near misses: the span stays in the window, or a claim carries it word for word.
     passes(
-        &with(&[prohibition.into(), s.replace(r#""evicts":["turn:12"]"#, r#""evicts":[]"#)]),
+        &with(&[
+            prohibition.into(),
+            s.replace(r#""evicts":["turn:12"]"#, r#""evicts":[]"#),
+        ]),
         "unpinned-reference",
     );
     let carried = s.replace(

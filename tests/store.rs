@@ -246,7 +246,11 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
     // repair, cairn's own summary without the refused claim, is what moves them.
     let mut b = ledger.batch().unwrap();
     let denied = b
-        .append(claim("s1", "the wiki never moved to a new host", vec![spans[4]]))
+        .append(claim(
+            "s1",
+            "the wiki never moved to a new host",
+            vec![spans[4]],
+        ))
         .unwrap()
         .rid;
     let proposal = summary(
@@ -257,9 +261,15 @@ fn summary_chains_count_self_authored_depth_and_windows_shrink() {
         vec![denied],
     );
     let first = gate.propose_summary(&mut b, proposal.clone()).unwrap();
-    assert!(!first.admitted, "a claim its own witness contradicts refuses it");
+    assert!(
+        !first.admitted,
+        "a claim its own witness contradicts refuses it"
+    );
     let refused = first.subject.rid;
-    let repair = first.repair.as_ref().expect("a refusal comes with its repair");
+    let repair = first
+        .repair
+        .as_ref()
+        .expect("a refusal comes with its repair");
     assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
     let again = gate.propose_summary(&mut b, proposal).unwrap();
     assert_eq!((again.verdict, again.admitted), (first.verdict, false));

@@ -55,6 +55,9 @@ pub struct Witness {
     /// Whether it is cited as the span the sentence speaks of and contradicts (when nothing
     /// supports the sentence): its judgement is then `contradicts`.
     pub contradicts: bool,
+    /// Whether it is cited only as the span the sentence is about (when nothing supports or
+    /// contradicts it): its judgement is then `neutral`, and the claim stays unverified.
+    pub about: bool,
 }
 
 /// A sentence of a prose compaction, made a claim.
@@ -162,9 +165,9 @@ impl Gatekeeper {
                 candidate: *i,
                 bm25: *bm25,
                 entailment: scores.get(k).map(|s| s.entailment),
-                contradicts: scores.get(k).is_some_and(|sc| {
-                    self.clashes(sentence, &candidates[*i].text, sc).is_some()
-                }),
+                contradicts: scores
+                    .get(k)
+                    .is_some_and(|sc| self.clashes(sentence, &candidates[*i].text, sc).is_some()),
             })
             .collect();
         let top = by_recall.first().map_or(1.0, |(_, s)| s.max(1e-9));
@@ -197,6 +200,7 @@ impl Gatekeeper {
                     turn: c.turn.map(|(t, _)| t),
                     entailment,
                     contradicts,
+                    about: false,
                 }
             };
             let mut witnesses: Vec<Witness> = (ranked.iter())
@@ -207,8 +211,19 @@ impl Gatekeeper {
             // Nothing supports it, but a span it speaks of contradicts it: that span is its
             // witness, and the gates find the claim contradicted by it.
             if witnesses.is_empty() {
-                let clashing = ranked.iter().find(|r| r.contradicts && r.entailment.is_some());
+                let clashing = ranked
+                    .iter()
+                    .find(|r| r.contradicts && r.entailment.is_some());
                 witnesses.extend(clashing.map(|r| witness(r, r.entailment.unwrap_or(0.0), true)));
+            }
+            // Nor that, but a span is plainly about it: that span anchors it, unverified.
+            if witnesses.is_empty() {
+                let near = (ranked.iter().take(RERANKED))
+                    .find(|r| is_about(&sentence, &candidates[r.candidate].text));
+                witnesses.extend(near.map(|r| Witness {
+                    about: true,
+                    ..witness(r, r.entailment.unwrap_or(0.0), false)
+                }));
             }
             let best = (witnesses.first()).and_then(|w| candidates.iter().find(|c| c.rid == w.rid));
             let origin = if text::is_hedged(&sentence) || reports_belief(&sentence) {
@@ -225,6 +240,11 @@ impl Gatekeeper {
                 (Some(c), _) if witnesses[0].contradicts => format!(
                     "no candidate supports it, and {} contradicts it; it is contradicted",
                     describe(c)
+                ),
+                (Some(c), _) if witnesses[0].about => format!(
+                    "no candidate entails it surely enough to cite; {} is about it (entailment {:.2}), so it stays unverified",
+                    describe(c),
+                    witnesses[0].entailment
                 ),
                 (Some(c), _) => format!(
                     "{} of {} candidates support it; the best is {} (entailment {:.2})",
@@ -306,6 +326,8 @@ impl Gatekeeper {
                         span: w.rid,
                         relation: if w.contradicts {
                             Relation::Contradicts
+                        } else if w.about {
+                            Relation::Neutral
                         } else {
                             Relation::Entails
                         },
@@ -318,6 +340,22 @@ impl Gatekeeper {
         }
         Ok(out)
     }
+}
+
+/// Whether `text` is plainly about `sentence`: it holds every code identifier of the sentence
+/// (one at least), or at least half of its content words.
+fn is_about(sentence: &str, text: &str) -> bool {
+    let ids = text::code::identifiers(sentence);
+    if !ids.is_empty() && ids.iter().all(|i| text.contains(i.as_str())) {
+        return true;
+    }
+    let ours = text::content(sentence);
+    if ours.is_empty() {
+        return false;
+    }
+    let theirs: std::collections::HashSet<String> = text::content(text).into_iter().collect();
+    let shared = ours.iter().filter(|w| theirs.contains(*w)).count();
+    2 * shared >= ours.len()
 }
 
 /// Verbs that report a belief, not a fact: "the user thinks the port is 5433" keeps the

@@ -8,9 +8,7 @@
 use super::view::{View, Vocab};
 use super::{Carry, Gatekeeper, Outcome, Repair};
 use crate::error::Result;
-use crate::record::{
-    Author, Claim, Gate, Kind, Origin, Record, Rid, Role, Summary,
-};
+use crate::record::{Author, Claim, Gate, Kind, Origin, Record, Rid, Role, Summary};
 use crate::store::{Batch, Read};
 use std::collections::HashSet;
 
@@ -40,10 +38,38 @@ impl Gatekeeper {
         hints: Hints,
     ) -> Result<Repair> {
         let laundering = (refused.findings.iter()).any(|f| f.gate == Gate::LaunderingRate);
-        let dropped: HashSet<Rid> = (refused.findings.iter())
+        let mut covers = proposal.covers.clone();
+        let mut dropped: HashSet<Rid> = HashSet::new();
+        for f in refused
+            .findings
+            .iter()
             .filter(|f| drops(f.gate, laundering))
-            .map(|f| f.subject)
-            .collect();
+        {
+            // A laundered claim that cites raw spans stays, with those spans in the repair's
+            // source window; one that rests on earlier claims alone is dropped.
+            if f.gate == Gate::LaunderedClaim {
+                if let Some(Record::Claim(c)) = batch.get(&f.subject)? {
+                    let mut raw = Vec::new();
+                    for w in &c.witnesses {
+                        if batch.kind_of(w)? == Some(Kind::Span) {
+                            raw.push(*w);
+                        }
+                    }
+                    if !raw.is_empty() {
+                        // Canonical form sorts and de-duplicates them.
+                        covers.extend(raw);
+                        continue;
+                    }
+                }
+            }
+            dropped.insert(f.subject);
+        }
+        // A claim another finding drops is dropped, whatever kept it above.
+        for f in refused.findings.iter() {
+            if f.gate != Gate::LaunderedClaim && drops(f.gate, laundering) {
+                dropped.insert(f.subject);
+            }
+        }
         let mut claims: Vec<Rid> = (proposal.claims.iter())
             .filter(|c| !dropped.contains(c))
             .copied()
@@ -54,7 +80,6 @@ impl Gatekeeper {
             .copied()
             .collect();
         let mut carried: Vec<String> = Vec::new();
-        let mut covers = proposal.covers.clone();
         let mut todo = hints.carry;
         // Dropping a claim can lose an item the claim kept: the repair's own losses are carried
         // too, until it loses nothing more (a few rounds; each carries at least one item).
@@ -94,6 +119,12 @@ impl Gatekeeper {
             self_score: None,
             reground: false,
         };
+        // In canonical form, as the ledger holds it, so it reads the same when met again.
+        let mut repair = repair;
+        for set in [&mut repair.covers, &mut repair.evicts] {
+            set.sort_unstable();
+            set.dedup();
+        }
         let (changes, text) = describe(batch, proposal, refused, &repair)?;
         let (outcome, _) = self.gate_summary(batch, repair)?;
         Ok(Repair {
@@ -225,14 +256,22 @@ fn describe(
     repair: &Summary,
 ) -> Result<(Vec<String>, String)> {
     let mut changes = Vec::new();
-    for c in proposal.claims.iter().filter(|c| !repair.claims.contains(c)) {
+    for c in proposal
+        .claims
+        .iter()
+        .filter(|c| !repair.claims.contains(c))
+    {
         let mut why: Vec<&str> = Vec::new();
         for f in refused.findings.iter().filter(|f| f.subject == *c) {
             if !why.contains(&f.gate.name()) {
                 why.push(f.gate.name());
             }
         }
-        changes.push(format!("dropped claim {} ({})", quoted(batch, c)?, why.join(", ")));
+        changes.push(format!(
+            "dropped claim {} ({})",
+            quoted(batch, c)?,
+            why.join(", ")
+        ));
     }
     let (mut kept, mut carried) = (Vec::new(), Vec::new());
     for c in &repair.claims {
@@ -248,7 +287,23 @@ fn describe(
             }
         }
     }
-    for e in proposal.evicts.iter().filter(|e| !repair.evicts.contains(e)) {
+    for c in repair
+        .covers
+        .iter()
+        .filter(|c| !proposal.covers.contains(c))
+    {
+        if let Some(Record::Span(sp)) = batch.get(c)? {
+            changes.push(format!(
+                "took turn {} into its source window: a claim it keeps or carries rests on it",
+                sp.turn
+            ));
+        }
+    }
+    for e in proposal
+        .evicts
+        .iter()
+        .filter(|e| !repair.evicts.contains(e))
+    {
         if let Some(Record::Span(sp)) = batch.get(e)? {
             changes.push(format!(
                 "kept turn {} in the window: it disconfirms a kept claim",

@@ -8,7 +8,8 @@ use super::view::{rank_many, View, Vocab};
 use super::{Carry, Gatekeeper, Judged};
 use crate::error::Result;
 use crate::record::{
-    Claim, ClaimStatus, Finding, Origin, PinItem, Record, Rid, Role, Ruling, Span, Status, Summary,
+    Claim, ClaimStatus, Finding, Gate, Origin, PinItem, Record, Rid, Role, Ruling, Span, Status,
+    Summary,
 };
 use crate::store::{Batch, Item, Read, Trusted};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -63,9 +64,9 @@ impl Losses {
                 witness: Some(i.span),
             })
             .collect();
-        let refuses = self.fidelity.is_some_and(|f| {
-            rules::pin_loss(Rid([0; 32]), "", f, &self.pinned, policy).is_some()
-        });
+        let refuses = self
+            .fidelity
+            .is_some_and(|f| rules::pin_loss(Rid([0; 32]), "", f, &self.pinned, policy).is_some());
         if refuses {
             out.extend(self.pinned.iter().map(|(_, item)| Carry {
                 text: item.text.clone(),
@@ -268,7 +269,22 @@ impl Gatekeeper {
                 });
             }
         }
-        let fabricated = rules::fabricated_claim(rid, claim, grounding, &check, &self.policy);
+        // A prose sentence the finder could only place (a span about it, none entailing it)
+        // stays unverified: a contradiction still counts, a weak entailment does not.
+        let about = check.contradiction.2.is_none() && view.only_about(rid, claim)?;
+        let mut fabricated = (!about)
+            .then(|| rules::fabricated_claim(rid, claim, grounding, &check, &self.policy))
+            .flatten();
+        // A clash with the span the prose finder picked because nothing supported the
+        // sentence is cairn's reading, not the claim's own witness: the claim is struck.
+        if let Some(f) = fabricated
+            .as_mut()
+            .filter(|f| f.gate == Gate::ContradictedClaim)
+        {
+            if view.found_contradicting(rid, claim)? {
+                f.gate = Gate::FabricatedClaim;
+            }
+        }
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");
         let mut outside = Vec::new();
@@ -290,9 +306,14 @@ impl Gatekeeper {
         );
         let laundered = laundered.map(|f| findings.push(f)).is_some();
         let entailed = check.entailment.0 >= self.policy.verify_entailment;
-        let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
-        let kept = self.disconfirmers(view, &at, &carried, &own, window, check.latest_support, findings)?;
-        keep.extend(kept);
+        // A struck claim is not kept: a summary may evict what contradicts it.
+        let struck = (findings.iter()).any(|f| f.subject == rid && f.gate.strikes());
+        if !struck {
+            let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
+            let (latest, evicts) = (check.latest_support, window);
+            let kept = self.disconfirmers(view, &at, &carried, &own, evicts, latest, findings)?;
+            keep.extend(kept);
+        }
         let status = if !grounding.anchored {
             Status::Unanchored
         } else if fabricated || flags.drift {
@@ -404,7 +425,10 @@ impl Gatekeeper {
 
     /// `evicted-disconfirmer` for one claim: recorded judgements on the claim or on any claim
     /// it carries forward, and evicted spans the scorer finds contradicting it.
-    #[expect(clippy::too_many_arguments, reason = "one claim's context, read once by the caller")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one claim's context, read once by the caller"
+    )]
     fn disconfirmers<R: Read>(
         &self,
         view: &mut View<'_, R>,
@@ -417,9 +441,21 @@ impl Gatekeeper {
     ) -> Result<Vec<Rid>> {
         let mut found = BTreeSet::new();
         for sp in view.judged_contradicting(carried, &window.evicts)? {
-            found.insert((sp, FoundBy::Judgement));
+            // The span the claim cites is its source: a clash with it is the claim's own
+            // (contradicted-claim), not a disconfirmer the summary hides.
+            if !own.contains(&sp) {
+                found.insert((sp, FoundBy::Judgement));
+            }
         }
-        let candidates: Vec<&(Rid, Span)> = if found.is_empty() {
+        // A claim that repeats a span it cites word for word is a quote: its source speaks
+        // for it, and the scorer seeks no disconfirmer of it (recorded judgements still count).
+        let quote = (own.iter()).any(|r| {
+            (window.covers.iter().chain(&window.evicted))
+                .any(|(w, sp)| w == r && crate::text::verbatim::repeats(&at.claim.text, &sp.text))
+        });
+        let candidates: Vec<&(Rid, Span)> = if quote {
+            Vec::new()
+        } else if found.is_empty() {
             at.far.iter().map(|i| &window.evicted[*i]).collect()
         } else {
             // Rare: a recorded judgement found some; rank the rest of the evicted spans anew.
@@ -506,7 +542,9 @@ impl Gatekeeper {
             .collect();
         let staying: HashSet<Rid> = left.iter().copied().collect();
         let carries = |text: &str| {
-            (claims.iter()).any(|(_, c, _)| crate::text::verbatim::repeats(text, &c.text))
+            (claims.iter()).any(|(_, c, _)| {
+                c.text.trim() == text.trim() || crate::text::verbatim::repeats(text, &c.text)
+            })
         };
         let unpinned: Vec<Item> = (items.into_iter())
             .filter(|i| !staying.contains(&i.span) && !carries(&i.text))

@@ -138,6 +138,35 @@ impl<'a, R: Read> View<'a, R> {
         Ok(out)
     }
 
+    /// Whether every span `claim` cites was cited by the prose finder as only about it, not as
+    /// entailing it: a recorded `neutral` judgement names the pair (SPEC.md 8.8). Such a claim
+    /// is anchored and stays unverified; no finding says it was made up.
+    pub fn only_about(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
+        let neutral = self.judged(rid, crate::record::Relation::Neutral)?;
+        Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| neutral.contains(w)))
+    }
+
+    /// Whether the prose finder cited every span `claim` cites as one that contradicts it
+    /// (nothing supported the sentence, and the span it speaks of clashes with it): a recorded
+    /// `contradicts` judgement names each pair.
+    pub fn found_contradicting(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
+        let contra = self.judged(rid, crate::record::Relation::Contradicts)?;
+        Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| contra.contains(w)))
+    }
+
+    /// The spans a recorded judgement of `relation` names for the claim `rid`.
+    fn judged(&mut self, rid: Rid, relation: crate::record::Relation) -> Result<HashSet<Rid>> {
+        let mut out = HashSet::new();
+        for d in self.read.dependents(&rid)? {
+            if let Some(Record::Judgement(j)) = self.read.get_trusted(&d)? {
+                if j.claim == rid && j.relation == relation {
+                    out.insert(j.span);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// A claim's direct witnesses, in order: each a span or an earlier claim.
     pub fn witnesses(&mut self, claim: &Claim) -> Result<Vec<Record>> {
         let mut out = Vec::new();

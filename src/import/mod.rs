@@ -106,6 +106,12 @@ impl Report {
                 "examples": c.examples.iter().map(|(gate, detail)| json!({
                     "gate": gate, "detail": detail,
                 })).collect::<Vec<_>>(),
+                "struck": c.struck,
+                "repair": c.repair.as_ref().map(|(rid, admitted, text)| json!({
+                    "rid": rid.to_hex(),
+                    "verdict": if *admitted { "admitted" } else { "refused" },
+                    "text": text,
+                })),
             })).collect::<Vec<_>>(),
             "skipped": self.skipped,
         })
@@ -135,6 +141,11 @@ pub struct Compaction {
     pub examples: Vec<(String, String)>,
     /// The verdict record.
     pub verdict: crate::record::Rid,
+    /// How many of its claims the gates struck.
+    pub struck: usize,
+    /// When it was refused: its repair (SPEC.md section 8.9), the summary cairn built, whether
+    /// the gates admitted it, and its text.
+    pub repair: Option<(crate::record::Rid, bool, String)>,
 }
 
 /// How many findings of each compaction a report keeps in full: an import of a long log meets
@@ -467,6 +478,7 @@ impl Importer {
                     stream: stream.clone(),
                     parent: None,
                     author: Name(Author::SelfAuthored),
+                    repairs: None,
                     budget: 0,
                     covers: window.clone(),
                     evicts: window,
@@ -496,7 +508,9 @@ impl Importer {
                     "; judged over the turns since the compaction at line {refused}, which was refused"
                 ));
             }
-            if o.admitted {
+            // An admitted repair stands for a refused compaction: the window moves on.
+            let repaired = o.repair.as_ref().is_some_and(|r| r.outcome.admitted);
+            if o.admitted || repaired {
                 self.window.insert(stream.clone(), next);
                 self.refused.remove(&stream);
             } else {
@@ -520,6 +534,9 @@ impl Importer {
                     .map(|f| (f.gate.to_string(), f.detail.clone()))
                     .collect(),
                 verdict: o.verdict,
+                struck: o.struck.len(),
+                repair: (o.repair.as_ref())
+                    .map(|r| (r.outcome.subject.rid, r.outcome.admitted, r.text.clone())),
             });
         }
         Ok(())

@@ -28,7 +28,8 @@ pub fn record(r: &Record) -> Map<String, Value> {
         }),
         Record::Summary(s) => json!({
             "stream": s.stream, "parent": s.parent.map(|p| p.to_hex()),
-            "author": s.author.name(), "budget": s.budget, "covers": rids(&s.covers),
+            "author": s.author.name(), "repairs": s.author.repairs().map(|p| p.to_hex()),
+            "budget": s.budget, "covers": rids(&s.covers),
             "evicts": rids(&s.evicts), "claims": rids(&s.claims),
             "self_score": opt_score(s.self_score), "reground": s.reground,
         }),

@@ -311,7 +311,21 @@ macro_rules! named {
         }
     )*};
 }
-named!(Role, Author, PinClass, Relation, Status);
+named!(Role, PinClass, Relation, Status);
+
+/// `cairn` reads as a repair whose proposal `repairs` names (resolved by the summary line);
+/// only a repair already in the ledger, met again, is accepted (SPEC.md section 8.9).
+impl Named for Author {
+    fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "cairn" => Some(Author::Repair(crate::record::Rid([0; 32]))),
+            _ => Author::from_name(name),
+        }
+    }
+    fn names() -> String {
+        Author::NAMES.trim_end().to_string()
+    }
+}
 
 impl Named for Gate {
     fn from_name(name: &str) -> Option<Self> {
@@ -432,6 +446,8 @@ pub(crate) struct SummaryLine {
     pub(crate) stream: String,
     pub(crate) parent: Option<Reference>,
     pub(crate) author: Name<Author>,
+    /// For a repair (author `cairn`, as `export` writes it): the refused proposal it repairs.
+    pub(crate) repairs: Option<Reference>,
     pub(crate) budget: u64,
     #[serde(default)]
     pub(crate) covers: Vec<Reference>,

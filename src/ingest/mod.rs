@@ -30,9 +30,9 @@ pub use json::{export_line, finding, line_result, repair_json};
 use crate::error::{Error, ErrorKind, RefError};
 use crate::gate::{Gatekeeper, Outcome, RegroundOutcome};
 use crate::record::{
-    Action, Check, Claim, ClaimStatus, Classification, Entry, Finding, FoundItem, Judgement, Kind,
-    Origin, Pin, PinItem, Place, Receipt, Record, Reground, Retirement, Rid, Ruling, Span, Status,
-    Summary, Verdict, SCORE_ONE,
+    Action, Author, Check, Claim, ClaimStatus, Classification, Entry, Finding, FoundItem,
+    Judgement, Kind, Origin, Pin, PinItem, Place, Receipt, Record, Reground, Retirement, Rid,
+    Ruling, Span, Status, Summary, Verdict, SCORE_ONE,
 };
 use crate::store::{Appended, Batch, Read};
 use lines::{
@@ -848,10 +848,20 @@ fn summary(
         Some(r) => Some(one_ref(ctx, "parent", r, Some(&stream))?),
         None => ctx.head(&stream)?,
     };
+    let author = match (s.author.0, &s.repairs) {
+        (Author::Repair(_), Some(r)) => Author::Repair(one_ref(ctx, "repairs", r, Some(&stream))?),
+        (Author::Repair(_), None) => {
+            return Err(ctx.err(
+                Some("repairs".into()),
+                "missing: a summary authored by cairn names the refused proposal it repairs in `repairs`, as `cairn export` writes it",
+            ))
+        }
+        (a, _) => a,
+    };
     let mut sum = Summary {
         stream: stream.clone(),
         parent,
-        author: s.author.0,
+        author,
         budget: s.budget,
         covers: refs(ctx, "covers", &s.covers, Some(&stream), true)?,
         evicts: refs(ctx, "evicts", &s.evicts, Some(&stream), true)?,

@@ -889,8 +889,10 @@ pub struct Boundary {
     pub index: u64,
     /// Whether it was admitted; `None` when it was never gated.
     pub admitted: Option<bool>,
-    /// Its author: "self" or "separate".
+    /// Its author: "self", "separate", or "cairn" for a repair.
     pub author: String,
+    /// For a repair: the refused proposal it stands in for (SPEC.md section 8.9).
+    pub repairs: Option<Rid>,
     /// Its token budget, and its parent's.
     pub budget: u64,
     /// The parent's budget.
@@ -1078,6 +1080,7 @@ fn boundary<R: Read>(
         index,
         admitted: verdict.as_ref().map(|v| v.admitted),
         author: s.author.name().to_string(),
+        repairs: s.author.repairs(),
         budget: s.budget,
         parent_budget: parent_budget(read, s)?,
         depth: checked_depth(read, &rid, s)?,
@@ -1230,7 +1233,7 @@ impl Replay {
             "boundaries": self.boundaries.iter().map(|b| json!({
                 "number": b.number, "summary": b.summary.to_hex(), "index": b.index,
                 "verdict": match b.admitted { Some(true) => "admitted", Some(false) => "refused", None => "ungated" },
-                "author": b.author, "budget": b.budget, "parent_budget": b.parent_budget, "depth": b.depth,
+                "author": b.author, "repairs": b.repairs.map(|r| r.to_hex()), "budget": b.budget, "parent_budget": b.parent_budget, "depth": b.depth,
                 "self_score": b.self_score, "anchored_score": b.anchored_score, "gap": b.gap().map(|g| (g * 10_000.0).round() / 10_000.0),
                 "new": claims_json(&b.new), "carried": claims_json(&b.carried),
                 "dropped": b.dropped.iter().map(|(r, t)| json!({"rid": r.to_hex(), "text": t})).collect::<Vec<_>>(),
@@ -1265,10 +1268,13 @@ impl Replay {
                 None => "UNGATED",
             };
             out.push_str(&format!(
-                "\nboundary {} {verdict} (summary {}, {} author, depth {}, budget {}{})\n",
+                "\nboundary {} {verdict} (summary {}, {} author{}, depth {}, budget {}{})\n",
                 b.number,
                 b.summary.short(),
                 b.author,
+                b.repairs
+                    .map(|r| format!(", the repair of refused summary {}", r.short()))
+                    .unwrap_or_default(),
                 b.depth,
                 b.budget,
                 b.parent_budget

@@ -1784,9 +1784,7 @@ impl Batch {
             _ if s.reground && self.grounded(s)? => 0,
             // A repair carries the proposal's self-authored claims: it counts as self.
             (_, None) => first,
-            (_, Some(p)) => {
-                self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1
-            }
+            (_, Some(p)) => self.facts(&p)?.and_then(|f| f.depth).unwrap_or(0) + 1,
         };
         let facts = Facts {
             anchored: true,

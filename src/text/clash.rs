@@ -31,6 +31,13 @@ const OUTCOMES: &[(&str, &str)] = &[
     ("before", "after"),
 ];
 
+/// Words that number items: the number after one names the item, it is no value of it.
+const NUMBERING: &[&str] = &[
+    "test", "tests", "step", "steps", "task", "tasks", "phase", "section", "chapter", "item",
+    "issue", "pr", "line", "lines", "figure", "table", "part", "turn", "round", "attempt", "run",
+    "commit", "ticket", "number", "no", "#",
+];
+
 /// Numbers written as words: values as digits are.
 const NUMBER_WORDS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -134,7 +141,72 @@ fn read(text: &str) -> Vec<Word> {
 }
 
 /// Whether `a` and `b` clash, and how. Symmetric in what it finds, up to naming sides.
+///
+/// `b` is read sentence by sentence (a line of a tool's output is a sentence), and only a
+/// sentence about what `a` is about can clash with it: one holding at least half of `a`'s
+/// content words, values aside. A long file that mentions a port elsewhere never clashes with a
+/// claim about another port.
 pub fn clash(a: &str, b: &str) -> Option<Clash> {
+    if asks(a) {
+        return None;
+    }
+    let ours = subject(a);
+    let quoted = words_of(a);
+    super::sentences(b)
+        .into_iter()
+        .filter(|sb| about(&ours, sb) && !quotes(&quoted, sb))
+        .find_map(|sb| clash_one(a, sb))
+}
+
+/// Whether a text asks rather than states: it ends in `?` or opens with a question word. A
+/// question asserts nothing a span could contradict.
+fn asks(text: &str) -> bool {
+    const ASKING: &[&str] = &[
+        "what", "why", "how", "which", "who", "whether", "when", "where",
+    ];
+    let first = text.split_whitespace().next().unwrap_or("").to_lowercase();
+    text.trim_end().ends_with('?') || ASKING.contains(&first.as_str())
+}
+
+fn words_of(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_word(text, |w| out.push(w.to_string()));
+    out
+}
+
+/// Whether `ours` holds the words of `sentence` (three or more) as a run: the text quotes it,
+/// and a quote does not clash with what it quotes.
+fn quotes(ours: &[String], sentence: &str) -> bool {
+    let theirs = words_of(sentence);
+    theirs.len() >= 3 && ours.windows(theirs.len()).any(|w| w == theirs.as_slice())
+}
+
+/// The content stems of a text that are not values: what it is about.
+fn subject(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for_each_word(text, |w| {
+        let value = super::id_kind(w).is_some() || NUMBER_WORDS.contains(&w);
+        if !value && !STOP.contains(w) && !negates(w) {
+            let s = stem(w);
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    });
+    out
+}
+
+/// Whether `sentence` holds at least half of the words of `subject`.
+fn about(subject: &[String], sentence: &str) -> bool {
+    if subject.is_empty() {
+        return false;
+    }
+    let theirs = self::subject(sentence);
+    let shared = subject.iter().filter(|w| theirs.contains(w)).count();
+    2 * shared >= subject.len()
+}
+
+fn clash_one(a: &str, b: &str) -> Option<Clash> {
     value(a, b)
         .or_else(|| name(a, b))
         .or_else(|| swapped(a, b))
@@ -172,7 +244,10 @@ fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
         } else {
             super::id_kind(w)
         };
-        if kind.is_none() || kind == Some(IdKind::Path) {
+        // Only numbers and versions are values here: codes and hashes name things, and a
+        // number after a word that numbers items ("test 6.1", "step 3") names the item.
+        let named = i > 0 && NUMBERING.contains(&words[i - 1].as_str());
+        if !matches!(kind, Some(IdKind::Number | IdKind::Version)) || named {
             continue;
         }
         let lo = i.saturating_sub(NEAR);
@@ -239,7 +314,8 @@ fn is_name(w: &str, opens: bool) -> bool {
     !opens
         && w.chars().next().is_some_and(char::is_uppercase)
         && w.chars().any(char::is_lowercase)
-        && w.chars().all(|c| c.is_alphabetic() || c == '\'' || c == '-')
+        && w.chars()
+            .all(|c| c.is_alphabetic() || c == '\'' || c == '-')
 }
 
 /// Another value in the same place: a name of `a` that `b` lacks, where `b` has another name
@@ -305,11 +381,15 @@ fn swapped(a: &str, b: &str) -> Option<Clash> {
     };
     let (ra, rb) = (roles(&ours), roles(&theirs));
     let role_in = |side: &[(String, Option<String>)], w: &str| {
-        side.iter().find(|(x, _)| x == w).and_then(|(_, r)| r.clone())
+        side.iter()
+            .find(|(x, _)| x == w)
+            .and_then(|(_, r)| r.clone())
     };
     for (x, xr) in &ra {
         for (y, yr) in &ra {
-            let (Some(xr), Some(yr)) = (xr, yr) else { continue };
+            let (Some(xr), Some(yr)) = (xr, yr) else {
+                continue;
+            };
             if x == y || xr == yr {
                 continue;
             }
@@ -337,7 +417,9 @@ fn negation(a: &str, b: &str) -> Option<Clash> {
         (0..=last).any(|c| {
             let clause: Vec<&Word> = theirs.iter().filter(|x| x.clause == c).collect();
             let has = |s: &str| clause.iter().any(|x| x.content && x.stem == s);
-            !clause.iter().any(|x| x.negation || AFTER.contains(&x.raw.as_str()))
+            !clause
+                .iter()
+                .any(|x| x.negation || AFTER.contains(&x.raw.as_str()))
                 && has(first)
                 && rest.iter().any(|x| has(&x.stem))
         })
@@ -420,8 +502,19 @@ mod tests {
             "we are still on libfoo 2.3.1, do not bump",
         );
         assert!(c.is_some(), "{c:?}");
-        assert!(clash("staging DB port is 5433", "connection refused on port 5432").is_some());
-        assert_eq!(clash("staging DB port is 5433", "staging DB is on port 5433"), None);
+        assert!(clash(
+            "staging DB port is 5433",
+            "the staging DB runs on port 5432"
+        )
+        .is_some());
+        assert_eq!(
+            clash("staging DB port is 5433", "connection refused on port 5432"),
+            None
+        );
+        assert_eq!(
+            clash("staging DB port is 5433", "staging DB is on port 5433"),
+            None
+        );
     }
 
     #[test]
@@ -463,9 +556,17 @@ mod tests {
 
     #[test]
     fn a_negated_predicate_clashes_with_its_assertion() {
-        assert!(clash("the user said not to bump libfoo", "I bumped libfoo to 2.4.0").is_some());
+        assert!(clash(
+            "the user said not to bump libfoo",
+            "I bumped libfoo to 2.4.0"
+        )
+        .is_some());
         assert!(clash("the tests passed", "the tests failed").is_some());
-        assert!(clash("a train leaving before 21:15", "a train leaving after 21:15").is_some());
+        assert!(clash(
+            "a train leaving before 21:15",
+            "a train leaving after 21:15"
+        )
+        .is_some());
         assert!(clash("they want three rooms", "I am looking to book two rooms").is_some());
         assert!(clash(
             "the staging DB listens on port 5433",

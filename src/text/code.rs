@@ -130,7 +130,9 @@ fn is_dotted(tok: &str) -> bool {
     let parts: Vec<&str> = tok.split('.').collect();
     parts.len() >= 2
         && parts.iter().all(|p| {
-            p.len() >= 2 && p.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            p.len() >= 2
+                && p.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
         })
         && parts
             .iter()
@@ -168,8 +170,19 @@ mod tests {
     #[test]
     fn prose_and_bare_numbers_are_not() {
         for word in [
-            "1", "397", "0.91", "Update/add", "and/or", "3/4", "e.g", "i.e", "Task", "-", "--",
-            "1234567", "-5",
+            "1",
+            "397",
+            "0.91",
+            "Update/add",
+            "and/or",
+            "3/4",
+            "e.g",
+            "i.e",
+            "Task",
+            "-",
+            "--",
+            "1234567",
+            "-5",
         ] {
             assert!(!is_identifier(word), "{word}");
         }
@@ -184,7 +197,10 @@ mod tests {
             ["retry_limit", "src/net/client.rs", "--release", "v1.2.10"]
         );
         assert!(identifiers("Task 1: Update/add the tests, e.g. 3 of them").is_empty());
-        assert_eq!(identifiers("port 5433 at line 21 of #42"), ["5433", "21", "#42"]);
+        assert_eq!(
+            identifiers("port 5433 at line 21 of #42"),
+            ["5433", "21", "#42"]
+        );
     }
 
     #[test]

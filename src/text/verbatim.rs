@@ -47,7 +47,9 @@ impl Whole {
     fn states(&self, part: &[String]) -> bool {
         self.starts.iter().any(|&s| {
             let e = s + part.len();
-            e <= self.words.len() && self.ends.binary_search(&e).is_ok() && self.words[s..e] == *part
+            e <= self.words.len()
+                && self.ends.binary_search(&e).is_ok()
+                && self.words[s..e] == *part
         })
     }
 }
@@ -93,10 +95,16 @@ mod tests {
     fn a_copied_sentence_repeats_its_turn_whatever_else_the_turn_holds() {
         let turn = "The budget is $400 for the whole migration. Never touch the billing tables.";
         assert!(repeats("The budget is $400 for the whole migration.", turn));
-        assert!(repeats("**The budget** is $400 for the whole migration", turn));
+        assert!(repeats(
+            "**The budget** is $400 for the whole migration",
+            turn
+        ));
         // A part of a sentence drops what followed it: no repeat.
         assert!(!repeats("The budget is $400", turn));
-        assert!(!repeats("The budget is $500 for the whole migration.", turn));
+        assert!(!repeats(
+            "The budget is $500 for the whole migration.",
+            turn
+        ));
         assert!(!repeats("Never.", turn));
     }
 
@@ -104,8 +112,17 @@ mod tests {
     fn two_sentences_of_two_turns_joined_repeat_them() {
         let a = "Root disk is 96% full.";
         let b = "Checked with du. /var/log/old-builds holds 31G.";
-        assert!(repeats_joined("Root disk is 96% full. /var/log/old-builds holds 31G.", &[a, b]));
-        assert!(repeats_joined("Root disk is 96% full, and /var/log/old-builds holds 31G", &[a, b]));
-        assert!(!repeats_joined("Root disk is 96% full, and /var/log/old-builds holds 40G", &[a, b]));
+        assert!(repeats_joined(
+            "Root disk is 96% full. /var/log/old-builds holds 31G.",
+            &[a, b]
+        ));
+        assert!(repeats_joined(
+            "Root disk is 96% full, and /var/log/old-builds holds 31G",
+            &[a, b]
+        ));
+        assert!(!repeats_joined(
+            "Root disk is 96% full, and /var/log/old-builds holds 40G",
+            &[a, b]
+        ));
     }
 }

@@ -46,7 +46,9 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
         }
         let report = result.map_err(failure)?;
         let appended = ledger.len()? - before;
-        refused += report.compactions.iter().filter(|c| !c.admitted).count();
+        refused += (report.compactions.iter())
+            .filter(|c| !c.admitted || c.struck > 0)
+            .count();
         print(&mut out, &file, &report, appended, as_json);
     }
     Ok(u8::from(refused > 0))
@@ -109,9 +111,14 @@ fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: 
         let verdict = if c.admitted { "admitted" } else { "refused" };
         // The findings counted by gate: the verdict record holds them all (`cairn replay`).
         let found: Vec<String> = c.findings.iter().map(|(g, n)| format!("{n} {g}")).collect();
+        let struck = if c.struck > 0 {
+            format!(" ({} struck)", c.struck)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "  compaction at line {}: {verdict}, {}, {}{}",
+            "  compaction at line {}: {verdict}, {}{struck}, {}{}",
             c.line,
             count(c.claims as u64, "claim", "claims"),
             c.note,
@@ -121,6 +128,14 @@ fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: 
                 format!("; findings: {}", found.join(", "))
             }
         );
+        if let Some((rid, admitted, _)) = &c.repair {
+            let _ = writeln!(
+                out,
+                "    repaired: cairn's summary {} {} (cairn replay shows it)",
+                rid.short(),
+                if *admitted { "admitted" } else { "refused" }
+            );
+        }
     }
     for (why, n) in &r.skipped {
         let _ = writeln!(out, "  skipped {n}: {why}");

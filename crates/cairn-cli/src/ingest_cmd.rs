@@ -28,7 +28,10 @@ impl Totals {
         self.lines += 1;
         self.present += u64::from(!r.new);
         self.refused += u64::from(r.refused.is_some());
-        let struck = r.gate.as_ref().is_some_and(|o| o.admitted && !o.struck.is_empty());
+        let struck = r
+            .gate
+            .as_ref()
+            .is_some_and(|o| o.admitted && !o.struck.is_empty());
         self.struck += u64::from(struck);
     }
 

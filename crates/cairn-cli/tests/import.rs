@@ -23,15 +23,25 @@ fn a_claude_code_session_imports_with_its_compaction_judged() {
     let log = fixture("made/claude-code-compaction.jsonl");
     let log = log.to_str().unwrap();
     let o = import(&t, "claude-code", log);
-    // The compaction claims libfoo was upgraded to 2.4.0: refused, exit 1.
+    // The compaction claims libfoo was upgraded to 2.4.0: that claim is struck (no earlier
+    // turn holds 2.4.0); the compaction is refused for losing the user's prohibition, and its
+    // repair, which carries it word for word, is admitted. Exit 1.
     assert_eq!(code(&o), 1, "{}", stderr(&o));
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(r["streams"][0], "claude-code:abc");
     assert_eq!(r["compactions"][0]["line"], 6);
     assert_eq!(r["compactions"][0]["verdict"], "refused");
+    assert_eq!(r["compactions"][0]["struck"], 1);
+    let repair = &r["compactions"][0]["repair"];
+    assert_eq!(repair["verdict"], "admitted", "{repair}");
+    let text = repair["text"].as_str().unwrap();
+    assert!(
+        text.contains("do not bump") && !text.contains("2.4.0"),
+        "{repair}"
+    );
     let findings = &r["compactions"][0]["findings"];
     assert!(
-        findings["unanchored-claim"].as_u64().unwrap() >= 1,
+        findings["identifier-drift"].as_u64().unwrap() >= 1,
         "{findings}"
     );
     let examples = r["compactions"][0]["examples"].as_array().unwrap();

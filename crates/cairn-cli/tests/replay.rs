@@ -102,7 +102,7 @@ fn why_names_identifier_drift_where_it_first_appeared() {
         "{gates:?}"
     );
     assert!(v["losses"].to_string().contains(
-        "claim 'libfoo went to 2.4.0' states 2.4.0, which no raw-span ancestor contains verbatim"
+        "claim 'libfoo went to 2.4.0' states 2.4.0, which no raw span before it contains verbatim"
     ));
 }
 
@@ -113,23 +113,29 @@ fn replay_goes_boundary_by_boundary_in_one_json_document() {
     let v = json(&t.cairn(&["replay", "migration", "--json"], None));
     let b = v["boundaries"].as_array().unwrap();
     let verdicts: Vec<&str> = b.iter().map(|x| x["verdict"].as_str().unwrap()).collect();
+    // Each refused proposal is followed by its repair, cairn's, admitted.
     assert_eq!(
         verdicts,
-        ["refused", "admitted", "refused", "admitted", "admitted"]
+        ["refused", "admitted", "admitted", "refused", "admitted", "admitted", "admitted"]
     );
-    assert_eq!(b[2]["anchored_score"], 0.0);
-    assert!((b[2]["gap"].as_f64().unwrap() - 0.91).abs() < 1e-9);
     assert_eq!(
-        b[2]["dropped"][0]["text"],
+        (b[1]["author"].as_str(), b[4]["author"].as_str()),
+        (Some("cairn"), Some("cairn"))
+    );
+    assert_eq!(b[4]["repairs"], b[3]["summary"]);
+    assert_eq!(b[3]["anchored_score"], 0.0);
+    assert!((b[3]["gap"].as_f64().unwrap() - 0.91).abs() < 1e-9);
+    assert_eq!(
+        b[3]["dropped"][0]["text"],
         "never run DROP TABLE on the orders database"
     );
-    assert_eq!(b[2]["evicted_turns"], serde_json::json!([12, 40]));
-    assert!(b[2]["findings"]
+    assert_eq!(b[3]["evicted_turns"], serde_json::json!([12, 40]));
+    assert!(b[3]["findings"]
         .as_array()
         .unwrap()
         .iter()
         .any(|f| f["gate"] == "pin-loss"));
-    assert_eq!(b[3]["carried"].as_array().unwrap().len(), 2);
+    assert_eq!(b[3]["carried"].as_array().unwrap().len(), 1);
     let text = stdout(&t.cairn(&["replay", "libfoo"], None));
     assert!(
         text.contains("boundary 2 REFUSED") && text.contains("budget 2000 against parent 4000"),
@@ -522,7 +528,7 @@ fn context_gives_the_agent_its_pins_marked_claims_and_recent_turns() {
     );
     let v = json(&t.cairn(&["context", "staging", "--budget", "20", "--json"], None));
     assert_eq!(v["claims"].as_array().unwrap().len(), 0);
-    assert_eq!(v["dropped_claims"], 1);
+    assert_eq!(v["dropped_claims"], 2);
     assert!(v["used"].as_u64().unwrap() <= 20);
     let o = t.cairn(&["context", "stagign"], None);
     assert_eq!(code(&o), 2);

@@ -73,8 +73,17 @@ fn libfoo_upgraded_to_2_4_0_is_refused_on(t: Tmp) {
     // prohibition.
     let repair = &summary["repair"];
     assert_eq!(repair["verdict"], "admitted", "{repair}");
-    assert!(!repair["text"].as_str().unwrap().contains("2.4.0"), "{repair}");
-    assert!(repair["text"].as_str().unwrap().contains("do not bump libfoo"), "{repair}");
+    assert!(
+        !repair["text"].as_str().unwrap().contains("2.4.0"),
+        "{repair}"
+    );
+    assert!(
+        repair["text"]
+            .as_str()
+            .unwrap()
+            .contains("do not bump libfoo"),
+        "{repair}"
+    );
     assert_eq!(out[2]["verdict"], "refused");
     assert!(
         gates(&out[2]).contains(&"prohibited-action".to_string()),
@@ -82,7 +91,10 @@ fn libfoo_upgraded_to_2_4_0_is_refused_on(t: Tmp) {
         gates(&out[2])
     );
     let stats: Value = serde_json::from_slice(&t.cairn(&["stats", "--json"], None).stdout).unwrap();
-    assert_eq!(stats["streams"][0]["summaries"], 2, "the faithful summary and the repair");
+    assert_eq!(
+        stats["streams"][0]["summaries"], 2,
+        "the faithful summary and the repair"
+    );
 }
 
 /// Seed 001: "I think the staging DB is on port 5433" promoted to a fact, and the
@@ -134,7 +146,9 @@ fn port_5433_hedge_stripped_then_disconfirmer_eviction_refused_on(t: Tmp) {
     let repair = &out[6]["repair"];
     assert_eq!(repair["verdict"], "admitted", "{repair}");
     assert!(
-        repair["changes"].to_string().contains("kept turn 2 in the window"),
+        repair["changes"]
+            .to_string()
+            .contains("kept turn 2 in the window"),
         "{repair}"
     );
     // The guess cannot drive an irreversible action.

@@ -601,7 +601,23 @@ fn verdict_text(what: &str, v: &Value) -> String {
             ));
         }
     }
-    if verdict == "refused" {
+    let struck = v["struck"].as_array().map_or(0, Vec::len);
+    if struck > 0 && verdict == "admitted" {
+        out.push_str(&format!(
+            "\n{struck} claim(s) were struck: they stay in the ledger, marked, and are not part of your context. The rest of the compaction stands."
+        ));
+    }
+    let repair = &v["repair"];
+    if verdict == "refused" && repair["verdict"] == "admitted" {
+        out.push_str(&format!(
+            "\nThe compaction was refused, and cairn built and admitted its repair {} instead (the proposal less the claims it could not stand behind, with the decision-relevant items it lost kept word for word). Use this text as your compacted context:\n{}",
+            repair["rid"].as_str().unwrap_or(""),
+            repair["text"].as_str().unwrap_or("")
+        ));
+        for c in repair["changes"].as_array().into_iter().flatten() {
+            out.push_str(&format!("\n  repair: {}", c.as_str().unwrap_or("")));
+        }
+    } else if verdict == "refused" {
         out.push_str(match what {
             "action" => "\nDo not run this action. Resolve the findings (verify the claims it relies on, or respect the pinned prohibition) and check again.",
             _ => "\nThe compaction was not applied: your window is unchanged. Fix the claims the findings name (cite the turn that says it, keep the hedge, keep every pinned constraint) and propose again.",
@@ -674,7 +690,7 @@ impl Memory {
     }
 
     #[tool(
-        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything, and a refused compaction leaves your window as it was. The rules it must meet: (1) `covers` lists the turns you wrote it from (turn:A..turn:B); each claim cites in `witnesses` turns inside `covers` that say it; a claim citing only turns outside `covers`, or only earlier claims (prior:N), is laundered: unverified, and more than 15% laundered actionable claims refuses the compaction. To carry a fact from the previous compaction, cite its original turn again and include that turn in `covers` (evicted turns stay in the ledger and may be covered again). (2) A claim no cited turn supports is fabricated and refuses the compaction; numbers, versions, paths and names must appear verbatim in the turns cited. (3) Keep the origin: a guess (\"I think\") stays `hedged`. (4) Every pinned constraint must survive: a claim or a turn left in the window must still say each one; if the stream holds prohibitions, commitments or failed attempts that no pin covers, pin them first (the `pin` tool without items). (5) The compaction replaces the current one (its parent is always the stream's head); the fourth self-authored compaction in a row is flagged too deep and cannot back an irreversible action until its claims are re-grounded (`reground`). Instead of `claims` you may give the summary as prose in `text`: cairn finds each sentence's witnesses among the covered turns and shows, per claim, the witnesses found and why. Returns the verdict, every finding, and each claim's status (verified, unverified, fabricated...)."
+        description = "Propose a compaction of your context: a summary whose claims each cite the turns that support them. cairn's gates judge it before it replaces anything, and a refused compaction leaves your window as it was. The rules it must meet: (1) `covers` lists the turns you wrote it from (turn:A..turn:B); each claim cites in `witnesses` turns inside `covers` that say it; a claim citing only turns outside `covers`, or only earlier claims (prior:N), is laundered: unverified, and more than 15% laundered actionable claims refuses the compaction. To carry a fact from the previous compaction, cite its original turn again and include that turn in `covers` (evicted turns stay in the ledger and may be covered again). (2) A claim no cited turn supports is fabricated and is struck (kept in the ledger, marked, not admitted; the rest stands); a claim a cited turn contradicts refuses the compaction; paths, versions, names and codes must appear verbatim in earlier turns. (3) Keep the origin: a guess (\"I think\") stays `hedged`. (4) Every pinned constraint must survive: a claim or a turn left in the window must still say each one; if the stream holds prohibitions, commitments or failed attempts that no pin covers, pin them first (the `pin` tool without items). (5) The compaction replaces the current one (its parent is always the stream's head); the fourth self-authored compaction in a row is flagged too deep and cannot back an irreversible action until its claims are re-grounded (`reground`). Instead of `claims` you may give the summary as prose in `text`: cairn finds each sentence's witnesses among the covered turns and shows, per claim, the witnesses found and why. Returns the verdict, every finding, each claim's status (verified, unverified, fabricated...) and the claims struck; when the compaction is refused, cairn also builds, gates and returns its repair (the nearest compaction it admits), whose text you may use as your context."
     )]
     async fn propose_compaction(
         &self,

@@ -103,7 +103,7 @@ def test_a_refusal_is_a_result_the_model_reads(tmp_path):
             assert not refused.is_error, "a refusal is a result, not an error"
             assert refused.structured_content["verdict"] == "refused"
             assert refused.structured_content["findings"], refused.structured_content
-            assert "propose again" in text(refused)
+            assert "Use this text as your compacted context" in text(refused), text(refused)
 
     run(go())
 
@@ -226,15 +226,19 @@ def test_a_scripted_agent_session_of_200_turns_and_three_compactions(tmp_path):
                 def claims_of(ctx):
                     return {c["text"]: c for c in ctx.structured_content["claims"]}
 
-                # 1. A fabricating compaction: refused, and the window stays whole.
+                # 1. A fabricating compaction: its own witness contradicts a claim, so it is
+                # refused; its repair, without that claim, is admitted and is the head.
                 r = await s.call_tool("propose_compaction", {"stream": "agent", "covers": ["turn:0..turn:59"], "evicts": ["turn:0..turn:59"], "claims": [drop, libfoo, fabricated]})
                 assert r.structured_content["verdict"] == "refused", text(r)
                 gates = {f["gate"] for f in r.structured_content["findings"]}
-                assert "fabricated-claim" in gates, gates
+                assert "contradicted-claim" in gates, gates
+                repair = r.structured_content["repair"]
+                assert repair["verdict"] == "admitted", text(r)
+                assert "2.4.0" not in repair["text"] and "Use this text" in text(r), text(r)
                 ctx = await s.call_tool("context", {"stream": "agent", "budget": 100000})
-                assert ctx.structured_content["head"] is None
+                assert ctx.structured_content["head"] == repair["rid"]
                 assert fabricated["text"] not in claims_of(ctx)
-                assert len(ctx.structured_content["spans"]) == 200
+                assert len(ctx.structured_content["spans"]) == 140
 
                 # 2. A faithful compaction with a stripped hedge: admitted, the claim flagged.
                 r = await s.call_tool("propose_compaction", {"stream": "agent", "covers": ["turn:0..turn:59"], "evicts": ["turn:0..turn:59"], "claims": [drop, libfoo, port], "self_score": 0.93})
@@ -249,14 +253,18 @@ def test_a_scripted_agent_session_of_200_turns_and_three_compactions(tmp_path):
                 assert all(sp["turn"] >= 60 for sp in ctx.structured_content["spans"])
                 head = ctx.structured_content["head"]
 
-                # 3. A compaction that drops the pinned prohibition: refused; the head stays.
+                # 3. A compaction that drops the pinned prohibition: refused; its repair, which
+                # carries the pinned items word for word, is the head instead.
                 r = await s.call_tool("propose_compaction", {"stream": "agent", "covers": ["turn:60..turn:119"], "evicts": ["turn:60..turn:119"], "claims": [
                     {"text": "module m61 parses the config section 61", "origin": "inferred", "witnesses": ["turn:61"]},
                 ]})
                 assert r.structured_content["verdict"] == "refused", text(r)
                 assert "pin-loss" in {f["gate"] for f in r.structured_content["findings"]}
+                repair = r.structured_content["repair"]
+                assert repair["verdict"] == "admitted", text(r)
+                assert "DROP TABLE" in repair["text"], text(r)
                 ctx = await s.call_tool("context", {"stream": "agent", "budget": 2000})
-                assert ctx.structured_content["head"] == head
+                assert ctx.structured_content["head"] == repair["rid"] != head
 
                 # An irreversible action against the pinned prohibition is refused.
                 r = await s.call_tool("check_action", {"stream": "agent", "text": "DROP TABLE users", "irreversible": True})

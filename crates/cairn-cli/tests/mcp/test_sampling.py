@@ -62,12 +62,13 @@ def test_the_clients_model_judges_a_paraphrase_through_sampling(tmp_path):
 
 def test_an_unfounded_sampled_answer_or_a_client_without_sampling_decides_nothing(tmp_path):
     # A quote that is not in the witness: the answer is discarded, and the built-in scorer's
-    # refusal of a claim it shares no word with stands.
+    # strike of a claim it shares no word with stands.
     asked = []
     reply = '{"answer": "supported", "quote": "I decline your offer"}'
     r = run(compact(tmp_path / "b.redb", policy(tmp_path), model_answering(reply, asked)))
     assert len(asked) == 1
-    assert r.structured_content["verdict"] == "refused", text(r)
-    # A client that offers no sampling is never asked: the same refusal.
+    assert r.structured_content["struck"], text(r)
+    assert r.structured_content["claims"][0]["status"] == "fabricated", text(r)
+    # A client that offers no sampling is never asked: the same strike.
     r = run(compact(tmp_path / "c.redb", policy(tmp_path), None))
-    assert r.structured_content["verdict"] == "refused", text(r)
+    assert r.structured_content["struck"], text(r)

@@ -301,7 +301,7 @@ def test_a_compaction_in_prose_is_judged_with_the_witnesses_found(tmp_path):
             return await session_calls(read, write, [
                 ("record_turns", turns),
                 ("pin", {"stream": "p", "name": "auto"}),
-                # Prose that states a bump the user forbade: refused, each claim shown.
+                # Prose that states a bump the user forbade: the claim is struck, each claim shown.
                 ("propose_compaction", {"stream": "p", "covers": ["turn:0..turn:1"],
                                         "text": "## Summary\nlibfoo was upgraded to 2.4.0."}),
                 # Near miss: prose that keeps the version is admitted.
@@ -323,7 +323,8 @@ def test_a_compaction_in_prose_is_judged_with_the_witnesses_found(tmp_path):
 
     r = run(go())
     refused, admitted = r[2], r[3]
-    assert refused.structured_content["verdict"] == "refused", text(refused)
+    assert refused.structured_content["struck"], text(refused)
+    assert "[fabricated] libfoo was upgraded" in text(refused), text(refused)
     assert "claim [" in text(refused) and "found:" in text(refused), text(refused)
     assert admitted.structured_content["verdict"] == "admitted", text(admitted)
     claim = admitted.structured_content["claims"][0]

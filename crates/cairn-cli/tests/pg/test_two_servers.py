@@ -84,7 +84,11 @@ def test_two_servers_interleave_turns_and_compactions_in_shared_and_own_streams(
                                         "claims": [keep, claim],
                                     })
                                     assert not r.is_error, text(r)
-                                    verdicts.append((name, stream, i, r.structured_content["verdict"]))
+                                    verdict = r.structured_content["verdict"]
+                                    # A wrong port is struck from an admitted compaction.
+                                    if verdict == "admitted" and r.structured_content["struck"]:
+                                        verdict = "struck"
+                                    verdicts.append((name, stream, i, verdict))
                                 r = await s.call_tool("check_action", {"stream": own, "text": f"DROP TABLE users; -- {name} {i}", "irreversible": True})
                                 assert not r.is_error, text(r)
                                 assert r.structured_content["verdict"] == "refused", text(r)
@@ -112,6 +116,6 @@ def test_two_servers_interleave_turns_and_compactions_in_shared_and_own_streams(
     shared = sorted(t for turns in done for t in turns["shared"])
     assert shared == list(range(len(shared))), "the shared stream's turns are numbered without gaps or repeats"
     admitted = sum(1 for v in verdicts if v[3] == "admitted")
-    refused = sum(1 for v in verdicts if v[3] == "refused")
-    assert admitted and refused, verdicts
-    print(json.dumps({"turns": len(acked), "shared_turns": len(shared), "compactions_admitted": admitted, "compactions_refused": refused, "actions_refused": sum(1 for v in verdicts if v[3] == "action refused"), "rids": sorted(acked)}))
+    struck = sum(1 for v in verdicts if v[3] == "struck")
+    assert admitted and struck, verdicts
+    print(json.dumps({"turns": len(acked), "shared_turns": len(shared), "compactions_admitted": admitted, "compactions_struck": struck, "actions_refused": sum(1 for v in verdicts if v[3] == "action refused"), "rids": sorted(acked)}))
