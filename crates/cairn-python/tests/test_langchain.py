@@ -66,23 +66,35 @@ def test_every_message_is_recorded_once_however_often_the_list_is_passed():
     assert sorted(s.turn for s in spans) == [0, 1, 2, 3, 4]
 
 
-def test_a_fabricated_summary_is_refused_and_the_history_kept(caplog):
+def test_a_fabricated_sentence_is_struck_and_the_agent_goes_on_with_what_cairn_admitted(caplog):
     ledger = cairn.Ledger.in_memory()
-    mw = middleware(ledger, [FABRICATED, FABRICATED], max_attempts=2, retry_after_messages=3)
+    mw = middleware(ledger, [FABRICATED, FABRICATED], max_attempts=2)
     msgs = messages()
-    assert mw.before_model({"messages": msgs}, None) is None, "a refused summary changes nothing"
+    update = mw.before_model({"messages": msgs}, None)
     (event,) = mw.events
-    assert event.outcome == "refused" and event.attempts == 2
-    assert all(v.refused for v in event.verdicts)
-    assert "unanchored-claim" in event.verdicts[0].gates and "identifier-drift" in event.verdicts[0].gates
-    assert "cairn refused 2 summaries" in caplog.text
-    # It does not ask again on every turn while the context grows: only after 3 more messages.
-    grown = msgs + [AIMessage("Retry logging added.", id="m5")]
-    assert mw.before_model({"messages": grown}, None) is None
-    assert len(mw.events) == 1
-    grown += [HumanMessage("Thanks.", id="m6"), AIMessage("You're welcome.", id="m7")]
-    mw.before_model({"messages": grown}, None)
-    assert len(mw.events) == 2
+    assert event.outcome == "repaired" and event.attempts == 2
+    assert "identifier-drift" in event.verdicts[0].gates, event.verdicts[0].findings
+    assert "compacted with what cairn admitted instead" in caplog.text
+    # The history shrinks to cairn's text and the kept messages; the fabricated sentence is gone.
+    assert update is not None and isinstance(update["messages"][0], RemoveMessage)
+    kept = update["messages"][1:]
+    assert len(kept) < len(msgs)
+    summary = kept[0].text
+    assert "2.4.0" not in summary and "30 second timeout" in summary, summary
+    assert ledger.verify().ok
+
+
+def test_a_refused_summary_is_repaired_and_the_agent_goes_on_with_the_repair(caplog):
+    ledger = cairn.Ledger.in_memory()
+    mw = middleware(ledger, [DROPS_THE_PIN], max_attempts=1)
+    update = mw.before_model({"messages": messages()}, None)
+    (event,) = mw.events
+    (verdict,) = event.verdicts
+    assert verdict.refused and verdict.repair is not None and verdict.repair.admitted, verdict
+    assert event.outcome == "repaired" and event.summary == verdict.repair.text
+    assert "do not bump" in event.summary, event.summary
+    assert update is not None and update["messages"][1].text.endswith(verdict.repair.text)
+    assert ledger.context("agent", budget=100_000).head == verdict.repair.rid
 
 
 def test_the_findings_go_back_to_the_model_and_a_mended_summary_is_admitted():
@@ -101,13 +113,14 @@ def test_the_findings_go_back_to_the_model_and_a_mended_summary_is_admitted():
     update = mw.before_model({"messages": messages()}, None)
     assert update is not None and isinstance(update["messages"][0], RemoveMessage)
     assert [e.outcome for e in mw.events] == ["admitted"] and mw.events[0].attempts == 2
-    assert "unanchored-claim" in seen[1] and "unanchored-claim" not in seen[0]
+    assert "identifier-drift" in seen[1] and "identifier-drift" not in seen[0]
 
 
 def test_a_summary_that_drops_a_pinned_constraint_is_refused():
     ledger = cairn.Ledger.in_memory()
-    mw = middleware(ledger, [DROPS_THE_PIN], max_attempts=1)
-    assert mw.before_model({"messages": messages()}, None) is None
+    mw = middleware(ledger, [DROPS_THE_PIN], max_attempts=1, fallback="raise")
+    with pytest.raises(CompactionRefused):
+        mw.before_model({"messages": messages()}, None)
     (verdict,) = mw.events[0].verdicts
     assert verdict.refused and "pin-loss" in verdict.gates, verdict.findings
     pins = ledger.context("agent").pins

@@ -10,8 +10,9 @@ objects. ``to_json()`` gives that JSON back.
     >>> ledger = cairn.Ledger.in_memory()
     >>> _ = ledger.record_turns("s1", [cairn.Turn("user", "we are still on libfoo 2.3.1, do not bump.")])
     >>> _ = ledger.pin("s1", "constraints")  # what the classifier found: do not bump libfoo
-    >>> ledger.propose("s1", covers=["turn:0"], text="libfoo was upgraded to 2.4.0.").admitted
-    False
+    >>> v = ledger.propose("s1", covers=["turn:0"], text="libfoo was upgraded to 2.4.0.")
+    >>> v.admitted, len(v.struck)  # the claim is struck: kept in the ledger, never admitted
+    (True, 1)
     >>> ledger.propose("s1", covers=["turn:0"], text="We stay on libfoo 2.3.1; do not bump it.").admitted
     True
 """
@@ -247,6 +248,8 @@ class Verdict(_Json):
     anchored_score: float | None
     detail: str | None
     raw: dict[str, Any] = field(compare=False)
+    struck: tuple[str, ...] = ()
+    repair: Repair | None = None
 
     @property
     def refused(self) -> bool:
@@ -262,6 +265,31 @@ class Verdict(_Json):
         state = "admitted" if self.admitted else "refused"
         found = ", ".join(f"{f.gate}" for f in self.findings)
         return f"Verdict({self.kind} {self.rid[:16]}: {state}; findings: [{found}]; {len(self.claims)} claim(s))"
+
+
+@dataclass(frozen=True)
+class Repair:
+    """The nearest compaction cairn admits in place of a refused one (SPEC.md section 8.9): its
+    own summary record, authored by cairn, gated as any proposal. ``text`` is what an agent can
+    use as its compacted context; ``changes`` says what differs from the proposal."""
+
+    rid: str
+    admitted: bool
+    text: str
+    changes: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+def _repair(d: dict[str, Any] | None) -> Repair | None:
+    if not d:
+        return None
+    return Repair(
+        rid=d["rid"],
+        admitted=d["verdict"] == "admitted",
+        text=d.get("text", ""),
+        changes=tuple(d.get("changes", [])),
+        findings=tuple(Finding(f["gate"], f["subject"], f["detail"]) for f in d.get("findings", [])),
+    )
 
 
 def _result(d: dict[str, Any]) -> Appended | Verdict:
@@ -293,6 +321,8 @@ def _result(d: dict[str, Any]) -> Appended | Verdict:
         anchored_score=d.get("anchored_score"),
         detail=d.get("detail"),
         raw=d,
+        struck=tuple(d.get("struck", [])),
+        repair=_repair(d.get("repair")),
     )
 
 

@@ -12,10 +12,12 @@ what to summarise, and adds cairn at the step where memory is thrown away:
   is a stream of its own, or be a function of the state and runtime;
 - every summary the model writes is proposed to cairn as prose, covering every turn of the
   stream up to the cut (``turn:0..turn:N``), so carried facts keep their raw witnesses;
-- a refused summary is not used: the messages stay as they were, the verdict and its findings
-  are reported (``events``, and the ``cairn`` logger), and the model is asked again with the
-  findings, at most ``max_attempts`` times in all; then the middleware falls back to
-  ``fallback``: "keep_history" keeps every message and does not try again until
+- a summary refused, or with claims struck, is not used as written: the verdict and its
+  findings are reported (``events``, and the ``cairn`` logger), and the model is asked again
+  with the findings, at most ``max_attempts`` times in all. Then the history is compacted with
+  what cairn admitted of the last attempt: its claims less those struck, or, when it was
+  refused, cairn's repair of it (SPEC.md section 8.9), and the log says so. Only when cairn
+  admitted nothing, or ``fallback`` is "raise", does the middleware fall back to ``fallback``: "keep_history" keeps every message and does not try again until
   ``retry_after_messages`` more messages have arrived, "raise" raises ``CompactionRefused``;
 - a summary call that fails never removes history: the error is reported and the messages
   stay.
@@ -76,8 +78,10 @@ class CompactionRefused(CairnError):
 
 @dataclass
 class CompactionEvent:
-    """What one compaction step did: ``outcome`` is "admitted", "refused" (every attempt
-    refused, history kept), or "failed" (the summary call raised, history kept)."""
+    """What one compaction step did: ``outcome`` is "admitted", "repaired" (no attempt was
+    admitted whole: the history is compacted with what cairn admitted instead, the last
+    attempt less its struck claims or cairn's repair of it), "refused" (nothing admitted,
+    history kept), or "failed" (the summary call raised, history kept)."""
 
     outcome: str
     stream: str
@@ -296,11 +300,52 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             return None
         return stream, known, summarized, preserved, covers
 
+    def _standing(
+        self,
+        event: CompactionEvent,
+        known: _Stream,
+        preserved: list[AnyMessage],
+        messages: list[AnyMessage],
+    ) -> dict[str, Any] | None:
+        """After the last attempt: what cairn admitted of it (its claims less those struck, or
+        the repair cairn built when it was refused) replaces the history; else nothing does."""
+        # With fallback "raise" the caller wants the refusal, not cairn's substitute.
+        usable = event.verdicts and event.outcome != "failed" and self.fallback != "raise"
+        last = event.verdicts[-1] if usable else None
+        text, rid = None, None
+        if last is not None and last.admitted:
+            kept = [c.text for c in last.claims if c.rid not in last.struck and c.text]
+            text, rid = " ".join(kept), last.verdict_rid
+        elif last is not None and last.repair is not None and last.repair.admitted:
+            text, rid = last.repair.text, last.repair.rid
+        if not text:
+            self._settled(event, known, messages)
+            return None
+        event.outcome, event.summary = "repaired", text
+        self._settled(event, known, messages)
+        new = self._build_new_messages(text)
+        for m in new:
+            m.additional_kwargs["cairn_verdict"] = rid
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *preserved]}
+
     def _settled(self, event: CompactionEvent, known: _Stream, messages: list[AnyMessage]) -> None:
         self.events.append(event)
         if event.outcome == "admitted":
             known.hold_until = 0
             log.info("cairn admitted the compaction of %s over %s", event.stream, event.covers)
+            return
+        if event.outcome == "repaired":
+            known.hold_until = 0
+            last = event.verdicts[-1]
+            found = "; ".join(f"{f.gate}: {f.detail}" for f in last.findings)
+            log.warning(
+                "cairn admitted no summary of %s over %s whole after %d attempts; the history is compacted with what cairn admitted instead (%s). Last findings: %s",
+                event.stream,
+                event.covers,
+                event.attempts,
+                "its claims less those struck" if last.admitted else f"its repair {last.repair.rid[:12] if last.repair else ''}",
+                found,
+            )
             return
         known.hold_until = len(messages) + self.retry_after_messages
         if event.outcome == "failed":
@@ -338,7 +383,7 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
         """Proposes one summary: the state update when admitted, else the findings to send back."""
         verdict = self._propose(event.stream, event.covers, summary)
         event.verdicts.append(verdict)
-        if not verdict.admitted:
+        if not verdict.admitted or verdict.struck:
             return None, self._feedback(verdict)
         event.outcome, event.summary = "admitted", summary
         self._settled(event, known, messages)
@@ -361,8 +406,7 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             update, feedback = self._judged(event, known, summary, preserved, messages)
             if update is not None:
                 return update
-        self._settled(event, known, messages)
-        return None
+        return self._standing(event, known, preserved, messages)
 
     async def abefore_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         cut = self._cut(state, runtime)
@@ -381,5 +425,4 @@ class CairnSummarizationMiddleware(SummarizationMiddleware):
             update, feedback = self._judged(event, known, summary, preserved, messages)
             if update is not None:
                 return update
-        self._settled(event, known, messages)
-        return None
+        return self._standing(event, known, preserved, messages)
