@@ -1,6 +1,7 @@
 //! Seed 000, fabricated history: the user said "we are still on libfoo 2.3.1, do not bump";
 //! a tighter compaction asserts "libfoo was upgraded to 2.4.0". The gates refuse it, and the
-//! upgrade it would justify. Prints the stream's replay.
+//! upgrade it would justify; cairn's repair of it, without the upgrade, becomes the head.
+//! Prints the stream's replay.
 
 use cairn::gate::Gatekeeper;
 use cairn::record::{Author, Claim, Origin, Pin, PinClass, PinItem, Role, Span, Summary};
@@ -127,6 +128,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for f in &bump.findings {
         println!("  {}: {}", f.gate, f.detail);
     }
-    assert_eq!(ledger.snapshot()?.head("s1")?, Some(first.subject.rid));
+    let repair = second
+        .repair
+        .as_ref()
+        .expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted && !repair.text.contains("2.4.0"));
+    assert_eq!(
+        ledger.snapshot()?.head("s1")?,
+        Some(repair.outcome.subject.rid)
+    );
     Ok(())
 }

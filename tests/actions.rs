@@ -204,17 +204,28 @@ fn a_claim_carried_by_a_refused_summary_since_makes_the_action_be_judged_again()
         r#"{{"kind":"action","stream":"d","text":"./deploy.sh alpha-7","irreversible":true,"relies_on":["{claim}"]}}"#
     );
     assert!(admitted(&apply(&ledger, &gate, &act)[0]));
-    // A summary that covers only turn 1 carries the claim and is refused (laundered).
+    // A summary that covers only turn 1 carries the claim and is refused (laundered); its
+    // repair takes the claim's turn into its window and is admitted.
     let refused = format!(
         r#"{{"kind":"summary","stream":"d","author":"self","budget":1000,"covers":["turn:1"],"evicts":[],"claims":["{claim}"]}}"#
     );
-    assert!(!admitted(&apply(&ledger, &gate, &refused)[0]));
+    let r = apply(&ledger, &gate, &refused);
+    assert!(!admitted(&r[0]));
+    let repair = r[0].gate.as_ref().unwrap().repair.as_ref().unwrap();
+    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
     let again = apply(&ledger, &gate, &act);
     let o = again[0].gate.as_ref().unwrap();
     assert!(o.check.is_some(), "judged again as a check of its own");
-    assert!(
-        !o.admitted,
-        "the claim is no longer verified: {:?}",
+    // Its standing now is what the repair's verdict gave it.
+    let standing = ledger
+        .snapshot()
+        .unwrap()
+        .standing(&again[0].gate.as_ref().unwrap().claims[0].claim)
+        .unwrap();
+    assert_eq!(
+        o.admitted,
+        standing.status == cairn::record::Status::Verified,
+        "{:?}",
         o.findings
     );
 }

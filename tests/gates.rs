@@ -512,7 +512,7 @@ fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
         "evicted-disconfirmer",
     );
     // A judgement on a claim it carries forward (a witness claim) counts too.
-    let derived = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:4"],"evicts":["turn:4"],"claims":[{"text":"connect to the staging DB on port 5433","origin":"inferred","witnesses":["prior:0","turn:1"]}]}"#;
+    let derived = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:4"],"evicts":["turn:4"],"claims":[{"text":"The staging DB listens on port 5433.","origin":"inferred","witnesses":["prior:0","turn:1"]}]}"#;
     fires(
         &with(&[first.into(), judged.into(), derived.into()]),
         "evicted-disconfirmer",
@@ -814,6 +814,6 @@ fn source_missing() {
     assert!(!o.findings.iter().any(|f| f.gate == "unanchored-claim"));
     // Near miss: the same claim in a stream that holds its source is unanchored, and struck.
     let here = orphan.replace(r#""stream":"h""#, r#""stream":"g""#);
-    passes(&with(&[here.clone()]), "source-missing");
+    passes(&with(std::slice::from_ref(&here)), "source-missing");
     fires(&with(&[here]), "unanchored-claim", Effect::Strike);
 }

@@ -128,10 +128,19 @@ fn a_fabricated_sentence_is_unanchored_and_struck_and_the_rest_stands() {
 }
 
 #[test]
-fn a_contradicted_sentence_is_refused_and_its_near_miss_admitted() {
+fn a_contradicted_sentence_is_struck_and_its_near_miss_admitted() {
     let (ledger, rids) = ledger();
-    let refused = propose(&ledger, rids.clone(), "libfoo was upgraded to 2.4.0.");
-    assert!(!refused.outcome.admitted, "{:?}", refused.outcome.findings);
+    // Nothing supports it and the turn it speaks of clashes with it: the finder's reading, so
+    // the sentence is struck (a claim's own cited witness would refuse: gates.rs).
+    let struck = propose(&ledger, rids.clone(), "libfoo was upgraded to 2.4.0.");
+    let (appended, d) = &struck.claims[0];
+    assert!(d.witnesses[0].contradicts, "{d:?}");
+    assert_eq!(
+        struck.outcome.struck,
+        [appended.rid],
+        "{:?}",
+        struck.outcome.findings
+    );
     let (ledger, rids2) = self::ledger();
     let admitted = propose(&ledger, rids2, "libfoo stays at 2.3.1.");
     assert!(admitted.outcome.admitted, "{:?}", admitted.outcome.findings);

@@ -118,6 +118,29 @@ pub fn candidates<R: Read>(read: &R, stream: &str, covers: &[Rid]) -> Result<Vec
     Ok(out)
 }
 
+/// Every raw span of `stream` that `covers` does not hold, in turn order: where the finder
+/// looks when nothing the summary covers places a sentence. None when the summary covers
+/// nothing (its candidates are then the whole window already).
+fn earlier<R: Read>(read: &R, stream: &str, covers: &[Rid]) -> Result<Vec<Candidate>> {
+    let mut out = Vec::new();
+    if covers.is_empty() {
+        return Ok(out);
+    }
+    for (_, rid) in read.turns(stream, 0, u64::MAX)? {
+        if covers.contains(&rid) {
+            continue;
+        }
+        if let Some(Record::Span(s)) = read.get(&rid)? {
+            out.push(Candidate {
+                rid,
+                turn: Some((s.turn, s.role)),
+                text: s.text,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The candidates ranked by BM25 alone, as the recall index scores texts (its terms, its
 /// weights), with document frequencies taken among the candidates themselves: so the same
 /// sentence over the same spans ranks them the same way whatever else the ledger holds (claims
@@ -178,6 +201,50 @@ impl Gatekeeper {
         Ok(ranked)
     }
 
+    /// A sentence's witnesses among `candidates` (SPEC.md 8.8): those that entail it; else the
+    /// one it clashes with; else the one plainly about it. With the candidates as ranked.
+    fn place(
+        &self,
+        sentence: &str,
+        candidates: &[Candidate],
+    ) -> Result<(Vec<Witness>, Vec<Ranked>)> {
+        let floor = self.policy.raw_entailment;
+        let ranked = self.rank(sentence, candidates)?;
+        let witness = |r: &Ranked, entailment: f64, contradicts: bool| {
+            let c = &candidates[r.candidate];
+            Witness {
+                rid: c.rid,
+                turn: c.turn.map(|(t, _)| t),
+                entailment,
+                contradicts,
+                about: false,
+            }
+        };
+        let mut witnesses: Vec<Witness> = (ranked.iter())
+            .filter_map(|r| r.entailment.filter(|e| *e >= floor).map(|e| (r, e)))
+            .take(MAX_WITNESSES)
+            .map(|(r, entailment)| witness(r, entailment, false))
+            .collect();
+        // Nothing supports it, but a span it speaks of contradicts it: that span is its
+        // witness, and the gates find the claim contradicted by it.
+        if witnesses.is_empty() {
+            let clashing = ranked
+                .iter()
+                .find(|r| r.contradicts && r.entailment.is_some());
+            witnesses.extend(clashing.map(|r| witness(r, r.entailment.unwrap_or(0.0), true)));
+        }
+        // Nor that, but a span is plainly about it: that span anchors it, unverified.
+        if witnesses.is_empty() {
+            let near = (ranked.iter().take(RERANKED))
+                .find(|r| is_about(sentence, &candidates[r.candidate].text));
+            witnesses.extend(near.map(|r| Witness {
+                about: true,
+                ..witness(r, r.entailment.unwrap_or(0.0), false)
+            }));
+        }
+        Ok((witnesses, ranked))
+    }
+
     /// The claims of a prose compaction of `stream` covering `covers` (SPEC.md section 8.8):
     /// one per sentence or list item of `text`, each with its witnesses, origin and reason.
     /// Nothing is written; [`Gatekeeper::propose_prose`] appends them.
@@ -189,43 +256,21 @@ impl Gatekeeper {
         text: &str,
     ) -> Result<Vec<Derived>> {
         let candidates = candidates(read, stream, covers)?;
+        let earlier = earlier(read, stream, covers)?;
         let floor = self.policy.raw_entailment;
         let mut out = Vec::new();
         for sentence in claims(text) {
-            let ranked = self.rank(&sentence, &candidates)?;
-            let witness = |r: &Ranked, entailment: f64, contradicts: bool| {
-                let c = &candidates[r.candidate];
-                Witness {
-                    rid: c.rid,
-                    turn: c.turn.map(|(t, _)| t),
-                    entailment,
-                    contradicts,
-                    about: false,
+            let (mut witnesses, mut ranked) = self.place(&sentence, &candidates)?;
+            let mut from = &candidates;
+            // Nothing the summary covers places it: every earlier raw span of the stream is
+            // searched (issue 36: a summary restates what earlier turns said).
+            if witnesses.is_empty() && !earlier.is_empty() {
+                let (w, r) = self.place(&sentence, &earlier)?;
+                if !w.is_empty() {
+                    (witnesses, ranked, from) = (w, r, &earlier);
                 }
-            };
-            let mut witnesses: Vec<Witness> = (ranked.iter())
-                .filter_map(|r| r.entailment.filter(|e| *e >= floor).map(|e| (r, e)))
-                .take(MAX_WITNESSES)
-                .map(|(r, entailment)| witness(r, entailment, false))
-                .collect();
-            // Nothing supports it, but a span it speaks of contradicts it: that span is its
-            // witness, and the gates find the claim contradicted by it.
-            if witnesses.is_empty() {
-                let clashing = ranked
-                    .iter()
-                    .find(|r| r.contradicts && r.entailment.is_some());
-                witnesses.extend(clashing.map(|r| witness(r, r.entailment.unwrap_or(0.0), true)));
             }
-            // Nor that, but a span is plainly about it: that span anchors it, unverified.
-            if witnesses.is_empty() {
-                let near = (ranked.iter().take(RERANKED))
-                    .find(|r| is_about(&sentence, &candidates[r.candidate].text));
-                witnesses.extend(near.map(|r| Witness {
-                    about: true,
-                    ..witness(r, r.entailment.unwrap_or(0.0), false)
-                }));
-            }
-            let best = (witnesses.first()).and_then(|w| candidates.iter().find(|c| c.rid == w.rid));
+            let best = (witnesses.first()).and_then(|w| from.iter().find(|c| c.rid == w.rid));
             let origin = if text::is_hedged(&sentence) || reports_belief(&sentence) {
                 Origin::Hedged
             } else {
@@ -249,13 +294,13 @@ impl Gatekeeper {
                 (Some(c), _) => format!(
                     "{} of {} candidates support it; the best is {} (entailment {:.2})",
                     witnesses.len(),
-                    candidates.len(),
+                    from.len(),
                     describe(c),
                     witnesses[0].entailment
                 ),
                 (None, Some(r)) if r.entailment.is_some() => format!(
                     "no covered span or earlier claim supports it: the closest, {}, entails it at {:.2}, below {floor:.2}; it is unanchored",
-                    describe(&candidates[r.candidate]),
+                    describe(&from[r.candidate]),
                     r.entailment.unwrap_or(0.0)
                 ),
                 _ => "the summary covers nothing to support it; it is unanchored".to_string(),

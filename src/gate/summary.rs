@@ -27,6 +27,9 @@ struct Window {
 /// it (positions in `Window::evicted`), both ranked for all claims at once.
 struct ClaimAt<'a> {
     rid: Rid,
+    /// Whether cairn's repair carries it word for word from a raw span (SPEC.md 8.9): it asserts
+    /// nothing of the model's, and the scorer seeks no disconfirmer of it.
+    carried: bool,
     claim: &'a Claim,
     vocab: &'a Vocab,
     near: &'a [usize],
@@ -110,6 +113,14 @@ impl Gatekeeper {
         if orphan {
             (judged.findings).push(rules::source_missing(rid, &s.stream, claims.len()));
         }
+        // A repair's claims that its proposal did not hold are items it carries verbatim.
+        let proposed: Option<Vec<Rid>> = match s.author.repairs() {
+            Some(p) => match batch.get(&p)? {
+                Some(Record::Summary(p)) => Some(p.claims),
+                _ => None,
+            },
+            None => None,
+        };
         for (i, (rid, claim)) in claims.iter().enumerate() {
             if orphan {
                 judged.claims.push(ClaimStatus {
@@ -120,6 +131,7 @@ impl Gatekeeper {
             }
             let at = ClaimAt {
                 rid: *rid,
+                carried: proposed.as_ref().is_some_and(|p| !p.contains(rid)),
                 claim,
                 vocab: &vocabs[i],
                 near: &near[i],
@@ -447,13 +459,7 @@ impl Gatekeeper {
                 found.insert((sp, FoundBy::Judgement));
             }
         }
-        // A claim that repeats a span it cites word for word is a quote: its source speaks
-        // for it, and the scorer seeks no disconfirmer of it (recorded judgements still count).
-        let quote = (own.iter()).any(|r| {
-            (window.covers.iter().chain(&window.evicted))
-                .any(|(w, sp)| w == r && crate::text::verbatim::repeats(&at.claim.text, &sp.text))
-        });
-        let candidates: Vec<&(Rid, Span)> = if quote {
+        let candidates: Vec<&(Rid, Span)> = if at.carried {
             Vec::new()
         } else if found.is_empty() {
             at.far.iter().map(|i| &window.evicted[*i]).collect()
