@@ -22,7 +22,8 @@ use super::{ScoreError, Scorer, Scores};
 use crate::text::wordnet::wordnet;
 use crate::text::{
     bindings, for_each_word, frame_word, identifiers, reporting_frame, says_not_sure, sentences,
-    stem, Binding, Fnv, IdKind, Ident, ANTONYMS, FAILURES, HEDGES, NEGATIONS, STOP, VALUE_CLASSES,
+    stem, Binding, Fnv, IdKind, Ident, ANTONYMS, DENYING, FAILURES, HEDGES, NEGATIONS, STOP,
+    VALUE_CLASSES,
 };
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -39,31 +40,6 @@ const SLOTS: &[&str] = &[
 ];
 
 const NAME_POW: f64 = 3.0;
-
-/// Words that deny what follows them as "not" does, beyond `text::NEGATIONS`: "lacks vertical
-/// space" says what "not enough vertical room" says.
-/// Verbs of forbidding and refusing deny what follows them too: "forbade using --no-git" says
-/// what "don't use --no-git" says.
-const DENYING: &[&str] = &[
-    "lack",
-    "lacks",
-    "lacked",
-    "lacking",
-    "without",
-    "forbid",
-    "forbids",
-    "forbade",
-    "forbidden",
-    "prohibit",
-    "prohibits",
-    "prohibited",
-    "refuse",
-    "refuses",
-    "refused",
-    "decline",
-    "declines",
-    "declined",
-];
 
 /// Whether a word is a negation for the scorer: listed, denying, or ending in "n't".
 fn negation(w: &str) -> bool {

@@ -3,25 +3,7 @@
 //! on the same subject that shares words with a claim does not clash with it: topical overlap
 //! is never a contradiction, so the gates count a scorer's contradiction only with a clash.
 
-use super::{for_each_word, stem, IdKind, ANTONYMS, NEGATIONS, STOP};
-
-/// Words beyond [`NEGATIONS`] that deny what they govern: a prohibition or a refusal.
-const DENYING: &[&str] = &[
-    "forbid",
-    "forbids",
-    "forbade",
-    "forbidden",
-    "prohibit",
-    "prohibits",
-    "prohibited",
-    "refuse",
-    "refuses",
-    "refused",
-    "decline",
-    "declines",
-    "declined",
-    "avoid",
-];
+use super::{for_each_word, stem, IdKind, ANTONYMS, DENYING, NEGATIONS, STOP};
 
 /// Outcomes that clash beyond the scorer's antonyms: a test run passes or fails.
 const OUTCOMES: &[(&str, &str)] = &[

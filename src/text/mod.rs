@@ -177,6 +177,31 @@ pub static FAILURES: WordList = WordList::new(&[
 
 /// Pairs of words that assert opposite things: each is an antonym pair in WordNet 3.1 (a test
 /// in `text::wordnet` enforces it); WordNet's other antonyms are read from the lexicon.
+/// Words that deny what follows them as "not" does, beyond `text::NEGATIONS`: "lacks vertical
+/// space" says what "not enough vertical room" says.
+/// Verbs of forbidding and refusing deny what follows them too: "forbade using --no-git" says
+/// what "don't use --no-git" says.
+pub(crate) const DENYING: &[&str] = &[
+    "lack",
+    "lacks",
+    "lacked",
+    "lacking",
+    "without",
+    "forbid",
+    "forbids",
+    "forbade",
+    "forbidden",
+    "prohibit",
+    "prohibits",
+    "prohibited",
+    "refuse",
+    "refuses",
+    "refused",
+    "decline",
+    "declines",
+    "declined",
+];
+
 pub(crate) const ANTONYMS: &[(&str, &str)] = &[
     ("upgrade", "downgrade"),
     ("increase", "decrease"),
