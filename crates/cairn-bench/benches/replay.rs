@@ -66,9 +66,10 @@ fn main() {
                 reground: true,
             };
             let o = gate.propose_summary(&mut b, s).expect("gate");
+            // A refused proposal's repair, when admitted, is the head the next one follows.
+            parent = cairn::Read::head(&b, "s").expect("head");
             if o.admitted {
                 admitted += 1;
-                parent = Some(o.subject.rid);
                 carried = claims.into_iter().take(5).collect();
             }
             window.clear();
