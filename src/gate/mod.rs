@@ -324,7 +324,7 @@ impl Gatekeeper {
             .into());
         }
         let (mut outcome, hints) = self.gate_summary(batch, summary.clone())?;
-        if !outcome.admitted {
+        if !outcome.admitted && self.policy.repair {
             outcome.repair = match hints {
                 Some(hints) => Some(self.repair(batch, &summary, &outcome, hints)?),
                 None => self.recorded_repair(batch, &summary, &outcome)?,

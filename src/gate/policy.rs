@@ -43,6 +43,11 @@ pub struct Policy {
     /// Whether a claim that only a judge verified may carry an irreversible action (key
     /// `judge_carries_irreversible`, off by default).
     pub judge_carries_irreversible: bool,
+    /// Whether a refused summary gets its repair, the nearest compaction the gates admit
+    /// (key `repair`, on by default; SPEC.md section 8.9). Off, a refusal leaves the stream as
+    /// it was, as before 2026-12-03: a benchmark that compares the same records elsewhere
+    /// turns it off.
+    pub repair: bool,
 }
 
 /// Which judge the policy configures (keys `judge`, `judge_url`, `judge_model`,
@@ -92,6 +97,7 @@ impl Default for Policy {
             model: None,
             judge: None,
             judge_carries_irreversible: false,
+            repair: true,
         }
     }
 }
@@ -113,6 +119,7 @@ const KEYS: &[&str] = &[
     "judge_budget",
     "judge_timeout_ms",
     "judge_carries_irreversible",
+    "repair",
 ];
 
 impl Policy {
@@ -138,6 +145,12 @@ impl Policy {
                         )))
                     })?;
                 }
+                continue;
+            }
+            if key == "repair" {
+                p.repair = value.as_bool().ok_or_else(|| {
+                    err(PolicyProblem::Toml("`repair` must be true or false".into()))
+                })?;
                 continue;
             }
             if key == "max_depth" {
@@ -245,6 +258,10 @@ impl Policy {
         // The judge is named by the scorer id (a cascade's id names it); whether its word may
         // carry an irreversible action changes what the gates admit.
         h.update(&[u8::from(self.judge_carries_irreversible)]);
+        // Added with repairs (2026-12-03), only when off, so the default's hash is unchanged.
+        if !self.repair {
+            h.update(b"no repair");
+        }
         h.update(scorer_id.as_bytes());
         *h.finalize().as_bytes()
     }

@@ -256,7 +256,8 @@ impl Gatekeeper {
         text: &str,
     ) -> Result<Vec<Derived>> {
         let candidates = candidates(read, stream, covers)?;
-        let earlier = earlier(read, stream, covers)?;
+        // Read only when a sentence needs it: the whole stream is the exception, not the rule.
+        let later_read: std::cell::OnceCell<Vec<Candidate>> = std::cell::OnceCell::new();
         let floor = self.policy.raw_entailment;
         let mut out = Vec::new();
         for sentence in claims(text) {
@@ -264,10 +265,15 @@ impl Gatekeeper {
             let mut from = &candidates;
             // Nothing the summary covers places it: every earlier raw span of the stream is
             // searched (issue 36: a summary restates what earlier turns said).
-            if witnesses.is_empty() && !earlier.is_empty() {
-                let (w, r) = self.place(&sentence, &earlier)?;
-                if !w.is_empty() {
-                    (witnesses, ranked, from) = (w, r, &earlier);
+            if witnesses.is_empty() {
+                if later_read.get().is_none() {
+                    let _ = later_read.set(earlier(read, stream, covers)?);
+                }
+                if let Some(earlier) = later_read.get().filter(|e| !e.is_empty()) {
+                    let (w, r) = self.place(&sentence, earlier)?;
+                    if !w.is_empty() {
+                        (witnesses, ranked, from) = (w, r, earlier);
+                    }
                 }
             }
             let best = (witnesses.first()).and_then(|w| from.iter().find(|c| c.rid == w.rid));

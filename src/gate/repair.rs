@@ -49,10 +49,13 @@ impl Gatekeeper {
             // source window; one that rests on earlier claims alone is dropped.
             if f.gate == Gate::LaunderedClaim {
                 if let Some(Record::Claim(c)) = batch.get(&f.subject)? {
+                    // Only spans of the summary's own stream can join its source window.
                     let mut raw = Vec::new();
                     for w in &c.witnesses {
-                        if batch.kind_of(w)? == Some(Kind::Span) {
-                            raw.push(*w);
+                        if let Some(Record::Span(sp)) = batch.get(w)? {
+                            if sp.stream == proposal.stream {
+                                raw.push(*w);
+                            }
                         }
                     }
                     if !raw.is_empty() {

@@ -289,7 +289,7 @@ fn row(name: &str, cairn: String, sqlite: String, ratio: Option<f64>) -> Row {
 
 fn ingest_cairn(path: &Path, recs: &[Record], per_commit: usize) -> f64 {
     let ledger = Ledger::open(path).expect("open");
-    let gate = Gatekeeper::default();
+    let gate = cairn_bench::compared_gate();
     let t = Instant::now();
     for chunk in recs.chunks(per_commit) {
         let mut b = ledger.batch().expect("batch");

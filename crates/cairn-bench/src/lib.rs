@@ -32,12 +32,25 @@ pub fn append(
     }
 }
 
+/// The gates as a comparison with another store runs them: without repairs (SPEC.md 8.9), so
+/// cairn holds the workload's records, their verdicts and classifications, and nothing the
+/// other store lacks.
+pub fn compared_gate() -> Gatekeeper {
+    Gatekeeper {
+        policy: cairn::gate::Policy {
+            repair: false,
+            ..cairn::gate::Policy::default()
+        },
+        ..Gatekeeper::default()
+    }
+}
+
 /// The workload's records as the gates leave them: each summary's parent set to its stream's
 /// head at the time (the workload was generated as if every summary were admitted). A store
 /// compared with cairn (SQLite) is given these, so that both walk the same chains.
 pub fn as_gated(records: &[Record]) -> cairn::Result<Vec<Record>> {
     let ledger = cairn::Ledger::in_memory()?;
-    let gate = Gatekeeper::default();
+    let gate = compared_gate();
     let mut batch = ledger.batch()?;
     let mut out = Vec::with_capacity(records.len());
     for r in records {
