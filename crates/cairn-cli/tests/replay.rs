@@ -374,7 +374,7 @@ fn the_report_is_self_contained_and_renders_in_a_headless_browser() {
         .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
     assert!(
-        dom.contains("Boundary 5: admitted"),
+        dom.contains("Boundary 7: admitted"),
         "the script ran and selected the last boundary"
     );
     assert!(
