@@ -133,7 +133,7 @@ pub fn clash(a: &str, b: &str) -> Option<Clash> {
         return None;
     }
     let ours = subject(a);
-    let quoted = words_of(a);
+    let quoted = super::words(a);
     super::sentences(b)
         .into_iter()
         .filter(|sb| about(&ours, sb) && !quotes(&quoted, sb))
@@ -150,16 +150,10 @@ fn asks(text: &str) -> bool {
     text.trim_end().ends_with('?') || ASKING.contains(&first.as_str())
 }
 
-fn words_of(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for_each_word(text, |w| out.push(w.to_string()));
-    out
-}
-
 /// Whether `ours` holds the words of `sentence` (three or more) as a run: the text quotes it,
 /// and a quote does not clash with what it quotes.
 fn quotes(ours: &[String], sentence: &str) -> bool {
-    let theirs = words_of(sentence);
+    let theirs = super::words(sentence);
     theirs.len() >= 3 && ours.windows(theirs.len()).any(|w| w == theirs.as_slice())
 }
 

@@ -12,11 +12,7 @@ const JOINERS: &[&str] = &["and", "but", "while", "then", "so", "also", "as"];
 
 /// The lower-case words of a text, as the verbatim check compares them: markup, quotes and
 /// punctuation fall away, so `**Budget**: $400` repeats "budget 400".
-fn tokens(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for_each_word(text, |w| out.push(w.to_string()));
-    out
-}
+use super::words as tokens;
 
 /// A source's words, and where its sentences start and end among them.
 struct Whole {
