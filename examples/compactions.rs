@@ -220,7 +220,15 @@ fn main() {
                         "  wrong {} [{label}] ({log}:{}): {}",
                         f.gate,
                         c.line,
-                        f.detail.chars().take(240).collect::<String>()
+                        f.detail
+                            .chars()
+                            .take(
+                                std::env::var("WIDTH")
+                                    .ok()
+                                    .and_then(|w| w.parse().ok())
+                                    .unwrap_or(240)
+                            )
+                            .collect::<String>()
                     );
                 }
             }

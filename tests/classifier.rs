@@ -278,3 +278,44 @@ fn version_five_reads_typed_contractions_restrictions_pasted_failures_and_plain_
         ["Lalla Grill"]
     );
 }
+
+/// Classifier version 7 (issue 36, point 10): a failure in a tool's output is one the tool
+/// reports (an error's name opening the line, a non-zero exit code, a count of failures, a
+/// shell's failure message), not a line that holds the word; a tool call reports none. Each
+/// beside a near miss.
+#[test]
+fn version_seven_takes_a_tools_failure_from_its_report() {
+    let failed =
+        |role: Role, text: &str| found(role, text).iter().any(|(c, _)| c == "failed-attempt");
+    assert!(failed(
+        Role::Tool,
+        "Exit code 127\n(eval):1: command not found: psql"
+    ));
+    assert!(failed(
+        Role::Tool,
+        "TypeError: Cannot read properties of undefined (reading 'page')"
+    ));
+    assert!(failed(Role::Tool, "Tests: 3 failed, 10 passed"));
+    assert!(failed(
+        Role::Tool,
+        "ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL @cipherbox/e2e test: `playwright test`"
+    ));
+    assert!(!failed(Role::Tool, "  {:error, _} -> nil"));
+    assert!(!failed(
+        Role::Tool,
+        "[10:11:24.015] [Limiter] Task 2 failed: 84 |"
+    ));
+    assert!(!failed(
+        Role::Tool,
+        "89 | throw new Error(\"Item 3 failed\");"
+    ));
+    assert!(!failed(Role::Tool, "Tests: 0 failed, 13 passed"));
+    assert!(!failed(
+        Role::Tool,
+        "  18\u{2192}export type Status = \"queued\" | \"failed\";"
+    ));
+    assert!(!failed(
+        Role::ToolCall,
+        "{\"command\":\"cargo test 2>&1 | grep error\"}"
+    ));
+}

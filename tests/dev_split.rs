@@ -12,9 +12,14 @@ use serde_json::Value;
 /// refused or struck and at least this many are verified. Since 2026-12-03 a contradiction
 /// needs a clash (SPEC.md 8.1): 8 fabricated pairs the scorer alone called contradicted (order
 /// and event swaps, an added condition) end unverified instead of caught (310 caught before),
-/// and 2 faithful pairs are no longer struck (17 before).
-const FABRICATED_VERIFIED_AT_MOST: usize = 4;
-const FABRICATED_CAUGHT_AT_LEAST: usize = 302;
+/// and 2 faithful pairs are no longer struck (17 before). Since the second session of
+/// 2026-12-03 a clash reads only what a text asserts in words (not the passages it quotes, its
+/// code, or a value's far neighbours), and an antonym clashes only when each side holds one
+/// word of the pair: on the labelled real compactions (tests/data/compactions) that took the
+/// wrong refusing findings from 10 to 2; here 2 fabricated pairs fewer are caught (302 before)
+/// and one more ends verified (4 before).
+const FABRICATED_VERIFIED_AT_MOST: usize = 5;
+const FABRICATED_CAUGHT_AT_LEAST: usize = 300;
 const FAITHFUL_REFUSED_AT_MOST: usize = 15;
 const FAITHFUL_VERIFIED_AT_LEAST: usize = 128;
 

@@ -188,9 +188,13 @@ impl Gatekeeper {
                 candidate: *i,
                 bm25: *bm25,
                 entailment: scores.get(k).map(|s| s.entailment),
-                contradicts: scores
-                    .get(k)
-                    .is_some_and(|sc| self.clashes(sentence, &candidates[*i].text, sc).is_some()),
+                // A contradiction is evidence: a tool call is what the agent did, and the
+                // assistant's own earlier words are its reasoning, which a summary may revise.
+                contradicts: (candidates[*i].turn)
+                    .is_none_or(|(_, r)| !matches!(r, Role::ToolCall | Role::Assistant))
+                    && scores.get(k).is_some_and(|sc| {
+                        self.clashes(sentence, &candidates[*i].text, sc).is_some()
+                    }),
             })
             .collect();
         let top = by_recall.first().map_or(1.0, |(_, s)| s.max(1e-9));
@@ -323,6 +327,22 @@ impl Gatekeeper {
     }
 }
 
+/// Adds to a summary's `covers` the spans its derived claims cite outside them: a sentence
+/// the finder placed on an earlier turn of the stream carries that turn forward, and the
+/// summary covers it again, as a runtime cites a carried fact by its original turn (SPEC.md
+/// 8.8, 15), so the claim rests on a raw span of its window. A summary that names no covers
+/// (its window is the stream's) is left as it is.
+pub fn cover_witnesses(covers: &mut Vec<Rid>, derived: &[Derived]) {
+    if covers.is_empty() {
+        return;
+    }
+    for w in derived.iter().flat_map(|d| &d.witnesses) {
+        if w.turn.is_some() && !covers.contains(&w.rid) {
+            covers.push(w.rid);
+        }
+    }
+}
+
 /// A prose compaction judged: the gates' outcome, and each derived claim as appended.
 pub struct Prose {
     /// The summary's verdict and findings, as for any summary.
@@ -338,6 +358,7 @@ impl Gatekeeper {
     pub fn propose_prose(&self, batch: &mut Batch, summary: Summary, text: &str) -> Result<Prose> {
         let mut summary = summary;
         let derived = self.derive(batch, &summary.stream, &summary.covers, text)?;
+        cover_witnesses(&mut summary.covers, &derived);
         let claims = self.append_derived(batch, &summary.stream, derived)?;
         for (a, _) in &claims {
             if !summary.claims.contains(&a.rid) {
@@ -395,7 +416,7 @@ impl Gatekeeper {
 
 /// Whether `text` is plainly about `sentence`: it holds every code identifier of the sentence
 /// (one at least), or at least half of its content words.
-fn is_about(sentence: &str, text: &str) -> bool {
+pub(super) fn is_about(sentence: &str, text: &str) -> bool {
     let ids = text::code::identifiers(sentence);
     if !ids.is_empty() && ids.iter().all(|i| text.contains(i.as_str())) {
         return true;

@@ -7,7 +7,6 @@ use crate::record::{
     Action, Claim, Finding, Gate, Origin, PinClass, PinItem, Record, Rid, Role, Span, Status,
 };
 use crate::store::Item;
-use crate::text::is_hedged;
 
 /// A text shortened for a sentence: its first 60 characters, quoted.
 pub(crate) fn quote(s: &str) -> String {
@@ -122,10 +121,11 @@ impl Witness<'_> {
         }
     }
 
-    /// Whether it is hedged: a span with a hedge word, or a hedged or inferred claim.
+    /// Whether it is hedged: a span that hedges a statement (not a softened request or a
+    /// question), or a hedged or inferred claim.
     fn hedged(&self) -> bool {
         match self {
-            Witness::Span(s) => is_hedged(&s.text),
+            Witness::Span(s) => crate::text::hedges_a_statement(&s.text),
             Witness::Claim(c) => matches!(c.origin, Origin::Hedged | Origin::Inferred),
         }
     }
@@ -317,12 +317,12 @@ pub(crate) fn laundering_rate(
 }
 
 /// Who found that a span contradicts a claim.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum FoundBy {
     /// A recorded `contradicts` judgement on the claim or a claim it carries forward.
     Judgement,
-    /// The scorer, at the gate.
-    Scorer,
+    /// The scorer, at the gate, with the clash it found.
+    Scorer(String),
 }
 
 /// `evicted-disconfirmer`: a summary evicted `span`, which contradicts `claim`, a claim the
@@ -340,8 +340,8 @@ pub(crate) fn evicted_disconfirmer(
         None => span.0.to_string(),
     };
     let by = match by {
-        FoundBy::Judgement => "a recorded judgement",
-        FoundBy::Scorer => "the scorer",
+        FoundBy::Judgement => "a recorded judgement".to_string(),
+        FoundBy::Scorer(clash) => format!("the scorer: {clash}"),
     };
     finding(Gate::EvictedDisconfirmer, subject, format!(
         "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",

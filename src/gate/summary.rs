@@ -163,8 +163,14 @@ impl Gatekeeper {
             let depth = f.depth.unwrap_or(0);
             (judged.findings).extend(rules::depth_exceeded(rid, depth, &self.policy));
         }
+        // A struck claim is not admitted: it keeps no item of the reference.
+        let struck: HashSet<Rid> = (judged.findings.iter())
+            .filter(|f| f.gate.strikes())
+            .map(|f| f.subject)
+            .collect();
         let claims = (claims.iter()).zip(&vocabs).map(|((r, c), v)| (*r, c, v));
-        let claims: Vec<(Rid, &Claim, &Vocab)> = claims.collect();
+        let claims: Vec<(Rid, &Claim, &Vocab)> =
+            claims.filter(|(r, _, _)| !struck.contains(r)).collect();
         judged.anchored = self.reference(&mut view, s, rid, &window, &claims, &mut judged)?;
         Ok(judged)
     }
@@ -384,9 +390,12 @@ impl Gatekeeper {
         {
             check.entailment = (1.0, cited.first().map(|(_, s)| s.turn));
         }
-        // A contradiction counts only with a clash, from a span that does not support it.
+        // A contradiction counts only with a clash, from a span that does not support it, and
+        // only from evidence: a tool call is what the agent did, and the assistant's own earlier
+        // words are its reasoning, which a summary may revise.
         for ((_, s), sc) in cited.iter().zip(&scores) {
-            if superseded(s, &claim.stream, check.latest_support)
+            if matches!(s.role, Role::ToolCall | Role::Assistant)
+                || superseded(s, &claim.stream, check.latest_support)
                 || sc.contradiction <= check.contradiction.0
             {
                 continue;
@@ -410,9 +419,10 @@ impl Gatekeeper {
         Ok(check)
     }
 
-    /// Whether a span of the stream spoken by one of `roles` surely supports the claim
-    /// (entailment at or above `verify_entailment`, or the claim repeats it): the claim names
-    /// its speaker rightly, whatever it cites.
+    /// Whether a span of the stream spoken by one of `roles` can be the claim's source: it
+    /// supports the claim (entailment at or above `raw_entailment`, or the claim repeats it), or
+    /// it is plainly about it (SPEC.md 8.8). The claim then names its speaker rightly, whatever
+    /// it cites: a summary words what a speaker asked its own way.
     fn speaker_supports<R: Read>(
         &self,
         view: &mut View<'_, R>,
@@ -426,13 +436,16 @@ impl Gatekeeper {
             .cloned()
             .collect();
         let near = view.candidates(vocab, &theirs, self.prefilter_share());
+        if (near.iter()).any(|(_, s)| super::prose::is_about(&claim.text, &s.text)) {
+            return Ok(true);
+        }
         let pairs: Vec<(&str, &str)> = (near.iter())
             .map(|(_, s)| (claim.text.as_str(), s.text.as_str()))
             .collect();
         let scores = self.score_many(&pairs)?;
         Ok(scores
             .iter()
-            .any(|sc| sc.entailment >= self.policy.verify_entailment))
+            .any(|sc| sc.entailment >= self.policy.raw_entailment))
     }
 
     /// `evicted-disconfirmer` for one claim: recorded judgements on the claim or on any claim
@@ -475,10 +488,14 @@ impl Gatekeeper {
                 .filter(|(r, _)| ranked.contains(r))
                 .collect()
         };
-        // A tool call is what the agent did, not a statement: it contradicts nothing. A span
-        // the claim rests on is its source, never its disconfirmer.
+        // A disconfirmer the scorer finds is evidence: what a tool printed or the user or
+        // system said. A tool call is what the agent did, not a statement, and the assistant's
+        // own earlier words are its reasoning, which a summary may revise. A span the claim
+        // rests on is its source, never its disconfirmer.
         let candidates: Vec<&(Rid, Span)> = (candidates.into_iter())
-            .filter(|(r, span)| span.role != Role::ToolCall && !own.contains(r))
+            .filter(|(r, span)| {
+                !matches!(span.role, Role::ToolCall | Role::Assistant) && !own.contains(r)
+            })
             .collect();
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
@@ -486,10 +503,11 @@ impl Gatekeeper {
         for ((sp, span), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
             // An evicted span that a later span the claim cites supersedes is history, not a
             // disconfirmer.
-            if !superseded(span, &at.claim.stream, latest_support)
-                && self.clashes(&at.claim.text, &span.text, &sc).is_some()
-            {
-                found.insert((*sp, FoundBy::Scorer));
+            if superseded(span, &at.claim.stream, latest_support) {
+                continue;
+            }
+            if let Some(clash) = self.clashes(&at.claim.text, &span.text, &sc) {
+                found.insert((*sp, FoundBy::Scorer(clash)));
             }
         }
         let kept: Vec<Rid> = found.iter().map(|(sp, _)| *sp).collect();
@@ -547,9 +565,17 @@ impl Gatekeeper {
             .filter(|r| !evicts.contains(r))
             .collect();
         let staying: HashSet<Rid> = left.iter().copied().collect();
+        // A claim keeps an item when it repeats it, or says it in its own words: it holds the
+        // item's identifiers or half of its content words, keeps its denial (an item that
+        // forbids is kept only by a claim that forbids too), and does not clash with it.
         let carries = |text: &str| {
+            use crate::text::clash::{clash, denies};
             (claims.iter()).any(|(_, c, _)| {
-                c.text.trim() == text.trim() || crate::text::verbatim::repeats(text, &c.text)
+                c.text.trim() == text.trim()
+                    || crate::text::verbatim::repeats(text, &c.text)
+                    || (super::prose::is_about(text, &c.text)
+                        && (!denies(text) || denies(&c.text))
+                        && clash(&c.text, text).is_none())
             })
         };
         let unpinned: Vec<Item> = (items.into_iter())

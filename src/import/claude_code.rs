@@ -3,8 +3,11 @@
 //!
 //! - `user` and `assistant` lines carry `message.content`: a string, or blocks. A `text`
 //!   block is a span of the line's role; a `tool_use` block is a tool call (its name, its
-//!   input as JSON); a `tool_result` block is the tool's output, named after its call;
-//!   `thinking` blocks are skipped.
+//!   input as JSON); a `tool_result` block is the tool's output, named after its call; a
+//!   `thinking` block is the assistant's reasoning, a span of the assistant named `thinking`
+//!   (a summary restates what the model reasoned as often as what it said). A user line's text
+//!   inside `<local-command-stdout>` is what a slash command printed: a tool span. The result
+//!   of `AskUserQuestion` is the user's answer: a user span.
 //! - A compaction is the user line with `isCompactSummary` that follows a `system` line of
 //!   subtype `compact_boundary`, and, in older logs, a `summary` line: each becomes a prose
 //!   summary of the stream.
@@ -151,14 +154,16 @@ impl Translator {
                         if text.trim().is_empty() {
                             report.skip("an empty message");
                         } else {
-                            out.push(span(role, None, text.clone()));
+                            let (role, name) = speaker(role, text);
+                            out.push(span(role, name, text.clone()));
                         }
                     }
                     Some(Content::Parts(parts)) => {
                         for part in parts {
                             match part {
                                 Part::Text(t) if !t.trim().is_empty() => {
-                                    out.push(span(role, None, t.clone()))
+                                    let (role, name) = speaker(role, t);
+                                    out.push(span(role, name, t.clone()))
                                 }
                                 Part::Text(_) => report.skip("an empty text block"),
                                 Part::Block(b) => self.block(b, role, &span, &mut out, report),
@@ -187,7 +192,10 @@ impl Translator {
     ) {
         match b.kind.as_str() {
             "text" => match &b.text {
-                Some(t) if !t.trim().is_empty() => out.push(span(role, None, t.clone())),
+                Some(t) if !t.trim().is_empty() => {
+                    let (role, name) = speaker(role, t);
+                    out.push(span(role, name, t.clone()))
+                }
                 _ => report.skip("an empty text block"),
             },
             "tool_use" => {
@@ -205,18 +213,47 @@ impl Translator {
             "tool_result" => {
                 let name = (b.tool_use_id.as_ref()).and_then(|id| self.calls.get(id).cloned());
                 let text = shape::text(&b.content);
+                // What the user answered to the assistant's question is the user's words, which
+                // the tool only relays.
+                let role = if name.as_deref() == Some(ASKS_THE_USER) {
+                    Role::User
+                } else {
+                    Role::Tool
+                };
                 if text.trim().is_empty() {
                     report.skip("a tool result without text");
                 } else {
-                    out.push(span(Role::Tool, name, text));
+                    out.push(span(role, name, text));
                 }
             }
-            "thinking" | "redacted_thinking" => {
-                report.skip("a thinking block (the model's private reasoning)")
-            }
+            "thinking" => match &b.text {
+                Some(t) if !t.trim().is_empty() => {
+                    out.push(span(Role::Assistant, Some("thinking".into()), t.clone()))
+                }
+                _ => report.skip("a thinking block without text (only its signature)"),
+            },
+            "redacted_thinking" => report.skip("a redacted thinking block (encrypted reasoning)"),
             "image" | "document" => report.skip("an image or document block"),
             other => report.skip(format!("a content block of type `{other}`")),
         }
+    }
+}
+
+/// Claude Code's tool that asks the user a question: its result is the user's answer, a span
+/// of the user.
+const ASKS_THE_USER: &str = "AskUserQuestion";
+
+/// Who speaks a text of a user or assistant line: Claude Code writes what a slash command
+/// printed into a user line, inside `<local-command-stdout>` (or `-stderr`); that is a tool's
+/// output, not the user's words, so it is a tool span named `local-command`.
+fn speaker(role: Role, text: &str) -> (Role, Option<String>) {
+    let t = text.trim_start();
+    if role == Role::User
+        && (t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>"))
+    {
+        (Role::Tool, Some("local-command".into()))
+    } else {
+        (role, None)
     }
 }
 
@@ -239,18 +276,31 @@ fn stream_of(src: &Source<'_>, v: &Entry) -> String {
 }
 
 /// What Claude Code writes around every compaction summary, which states nothing about the
-/// conversation: the opening "This session is being continued ..." and the closing "Please
-/// continue the conversation ...". Their sentences are dropped; the summary stays.
+/// conversation: the opening "This session is being continued ...", and the closing lines
+/// that point at the transcript and tell the model to go on. Their sentences are dropped; the
+/// summary stays.
 const FRAMING: &[&str] = &[
     "This session is being continued from a previous conversation",
     "The conversation is summarized below",
     "The summary below covers the earlier portion of the conversation",
-    "Please continue the conversation from where we left",
+];
+
+/// The starts of Claude Code's closing lines: each such line is framing to its end.
+const FRAMING_LINES: &[&str] = &[
+    "If you need specific details from before compaction",
+    "Please continue the conversation from where",
+    "Continue the conversation from where it left off",
 ];
 
 fn without_framing(text: &str) -> String {
     let mut out = String::new();
     for line in text.lines() {
+        if FRAMING_LINES
+            .iter()
+            .any(|f| line.trim_start().starts_with(f))
+        {
+            continue;
+        }
         let mut kept = line.to_string();
         for f in FRAMING {
             if let Some(at) = kept.find(f) {

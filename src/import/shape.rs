@@ -95,6 +95,8 @@ pub(crate) enum Part {
 pub(crate) struct Block {
     #[serde(rename = "type", default)]
     pub(crate) kind: String,
+    /// The text; a `thinking` block's reasoning too.
+    #[serde(alias = "thinking")]
     pub(crate) text: Option<String>,
     pub(crate) name: Option<String>,
     pub(crate) id: Option<String>,

@@ -942,6 +942,7 @@ fn prose(
     let derived = gate
         .derive(ctx.batch, &sum.stream, &sum.covers, text)
         .map_err(|e| ctx.store_err(Some("text".into()), e))?;
+    crate::gate::prose::cover_witnesses(&mut sum.covers, &derived);
     let appended = gate
         .append_derived(ctx.batch, &sum.stream, derived)
         .map_err(|e| ctx.store_err(Some("text".into()), e))?;

@@ -171,6 +171,8 @@ pub fn classify(rid: Rid, span: &Span) -> Vec<Item> {
     };
     text::classify::classify(voice, &span.text)
         .into_iter()
+        // A tool call is what the agent did: it reports no failure of its own.
+        .filter(|f| !(span.role == Role::ToolCall && f.class == Class::FailedAttempt))
         .map(|found| Item::found(rid, span.turn, found))
         .collect()
 }

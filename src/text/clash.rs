@@ -74,6 +74,14 @@ impl std::fmt::Display for Clash {
     }
 }
 
+/// Whether a text denies or forbids anything: a negation ("never", "do not", "isn't") or a
+/// denying word stands in it.
+pub fn denies(text: &str) -> bool {
+    let mut any = false;
+    for_each_word(text, |w| any |= negates(w));
+    any
+}
+
 fn negates(w: &str) -> bool {
     NEGATIONS.contains(w) || w.ends_with("n't") || DENYING.contains(&w)
 }
@@ -132,12 +140,95 @@ pub fn clash(a: &str, b: &str) -> Option<Clash> {
     if asks(a) {
         return None;
     }
-    let ours = subject(a);
     let quoted = super::words(a);
-    super::sentences(b)
+    let (a, b) = (plain(a), plain(b));
+    let ours = subject(&a);
+    super::sentences(&b)
         .into_iter()
         .filter(|sb| about(&ours, sb) && !quotes(&quoted, sb))
-        .find_map(|sb| clash_one(a, sb))
+        .find_map(|sb| clash_one(&a, sb, &b))
+}
+
+/// A text as the clash rules read it: what it asserts in words. A passage it quotes (three
+/// words or more between quotation marks) is what someone said, not what the text asserts; a
+/// line of code or of a numbered file listing (`57→ ...`, or three or more of `{}[]();<>`)
+/// states nothing; and a token of code (a path, a dotted or qualified name, a call, a constant
+/// such as `ERR_PNPM_RUN_FIRST_FAIL`) names a thing, so its pieces are not words ("fail",
+/// "share"). Each is left out.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in unquoted(text).lines() {
+        let code = line.chars().filter(|c| "{}[]();<>".contains(*c)).count();
+        let listing = line
+            .trim_start()
+            .split_once('→')
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if code >= 3 || listing {
+            out.push('\n');
+            continue;
+        }
+        for (i, token) in line.split(char::is_whitespace).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            if !is_code(token) {
+                out.push_str(token);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether a token (between spaces) is code: it holds a path or qualifier separator, a call,
+/// brackets or an assignment, letters joined by a dot (`share.service.ts`, `JSON.parse`), or
+/// it is a constant in capitals with underscores.
+fn is_code(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | ',' | '.' | ':' | '*'));
+    let dotted = t
+        .as_bytes()
+        .windows(3)
+        .any(|w| w[1] == b'.' && w[0].is_ascii_alphabetic() && w[2].is_ascii_alphabetic());
+    let constant = t.contains('_')
+        && t.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    dotted
+        || constant
+        || [
+            "/", "\\", "→", "::", "=", "(", ")", "{", "}", "[", "]", "<", ">",
+        ]
+        .iter()
+        .any(|p| t.contains(p))
+}
+
+/// `text` without the passages it quotes: three words or more between `"` and `"`, or `“`
+/// and `”`.
+fn unquoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let open = rest.find(['"', '\u{201c}']);
+        let Some(at) = open else { break };
+        let mark = rest[at..].chars().next().unwrap_or('"');
+        let close_mark = if mark == '"' { '"' } else { '\u{201d}' };
+        let after = &rest[at + mark.len_utf8()..];
+        // An unclosed quotation runs to the text's end.
+        let close = after.find(close_mark).unwrap_or(after.len());
+        let inner = &after[..close];
+        if inner.split_whitespace().count() >= 3 {
+            out.push_str(&rest[..at]);
+            out.push(' ');
+        } else {
+            out.push_str(&rest[..at + mark.len_utf8()]);
+            out.push_str(inner);
+        }
+        rest = after.get(close + close_mark.len_utf8()..).unwrap_or("");
+        if close < after.len() && inner.split_whitespace().count() < 3 {
+            out.push(close_mark);
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether a text asks rather than states: it ends in `?` or opens with a question word. A
@@ -182,8 +273,9 @@ fn about(subject: &[String], sentence: &str) -> bool {
     2 * shared >= subject.len()
 }
 
-fn clash_one(a: &str, b: &str) -> Option<Clash> {
-    value(a, b)
+/// How sentence `b` of the text `whole` clashes with `a`.
+fn clash_one(a: &str, b: &str, whole: &str) -> Option<Clash> {
+    value(a, b, whole)
         .or_else(|| name(a, b))
         .or_else(|| swapped(a, b))
         .or_else(|| negation(a, b))
@@ -205,50 +297,62 @@ fn swap(c: Clash) -> Clash {
     }
 }
 
-/// How near an identifier a word must stand to name what it is the value of.
-const NEAR: usize = 4;
+/// How near a value a content word must stand to name what it is the value of, counted in
+/// content words: `libfoo` in "libfoo was upgraded to 2.4.0", `port` in "port 5433".
+const NEAR: usize = 2;
 
-/// The identifiers of one sentence (versions, numbers, codes; not paths), each with the
-/// content stems within [`NEAR`] words of it: what it is a value of.
+/// The values of one sentence (numbers and versions; not paths or codes), each with the
+/// content stems within [`NEAR`] content words of it: what it is a value of.
 fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
     let mut words = Vec::new();
     for_each_word(sentence, |w| words.push(w.to_string()));
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let kind = if NUMBER_WORDS.contains(&w.as_str()) {
+    let kind_of = |w: &str| {
+        if NUMBER_WORDS.contains(&w) {
             Some(IdKind::Number)
         } else {
             super::id_kind(w)
-        };
+        }
+    };
+    // The sentence's values and content words, in order, stop words left out.
+    let kept: Vec<(usize, &String)> = (words.iter().enumerate())
+        .filter(|(_, w)| kind_of(w).is_some() || (!STOP.contains(w.as_str()) && !negates(w)))
+        .collect();
+    let mut out = Vec::new();
+    for (k, (i, w)) in kept.iter().enumerate() {
+        let kind = kind_of(w);
         // Only numbers and versions are values here: codes and hashes name things, and a
         // number after a word that numbers items ("test 6.1", "step 3") names the item.
-        let named = i > 0 && NUMBERING.contains(&words[i - 1].as_str());
+        // So does each number of a run after one ("tests 1-13", "steps 2 3").
+        let before = words[..*i]
+            .iter()
+            .rev()
+            .find(|x| kind_of(x) != Some(IdKind::Number));
+        let named = before.is_some_and(|x| NUMBERING.contains(&x.as_str()));
         if !matches!(kind, Some(IdKind::Number | IdKind::Version)) || named {
             continue;
         }
-        let lo = i.saturating_sub(NEAR);
-        let hi = (i + NEAR + 1).min(words.len());
-        let near: Vec<String> = (words[lo..hi].iter())
-            .filter(|x| super::id_kind(x).is_none() && !NUMBER_WORDS.contains(&x.as_str()))
-            .filter(|x| !STOP.contains(x) && !negates(x))
-            .map(|x| stem(x))
+        let lo = k.saturating_sub(NEAR);
+        let hi = (k + NEAR + 1).min(kept.len());
+        let near: Vec<String> = (kept[lo..hi].iter())
+            .filter(|(_, x)| kind_of(x).is_none())
+            .map(|(_, x)| stem(x))
             .collect();
-        out.push((w.clone(), kind, near));
+        out.push(((*w).clone(), kind, near));
     }
     out
 }
 
 /// Another value of the same attribute: an identifier of one kind on each side, different,
-/// with a content word near both (`libfoo` near `2.4.0` and near `2.3.1`), where the other side
-/// nowhere states the first side's value.
-fn value(a: &str, b: &str) -> Option<Clash> {
+/// with a content word near both (`libfoo` near `2.4.0` and near `2.3.1`), where the other
+/// side's whole text (`whole`, of which `b` is a sentence) nowhere states the first side's value.
+fn value(a: &str, b: &str, whole: &str) -> Option<Clash> {
     let mut theirs_all = Vec::new();
     for sb in super::sentences(b) {
         theirs_all.extend(values(sb));
     }
     let stated: Vec<String> = {
         let mut v = Vec::new();
-        for_each_word(b, |w| v.push(w.to_string()));
+        for_each_word(whole, |w| v.push(w.to_string()));
         v
     };
     for sa in super::sentences(a) {
@@ -443,8 +547,8 @@ fn negation(a: &str, b: &str) -> Option<Clash> {
     None
 }
 
-/// An antonym of a word of `a` in `b`, where `b` lacks the word itself, and the two sides
-/// share another content word (the same subject).
+/// An antonym of a word of `a` in `b`, where `b` lacks the word itself and `a` the antonym,
+/// and the two sides share another content word (the same subject).
 fn antonym(a: &str, b: &str) -> Option<Clash> {
     let ours = read(a);
     let theirs = read(b);
@@ -456,7 +560,14 @@ fn antonym(a: &str, b: &str) -> Option<Clash> {
     for (x, y) in ANTONYMS.iter().chain(OUTCOMES) {
         for (p, q) in [(x, y), (y, x)] {
             let (p, q) = (stem(p), stem(q));
-            if has(&ours, &p) && has(&theirs, &q) && !has(&theirs, &p) && shared >= 1 {
+            // One side holds one word only, the other side the other only: a text that holds
+            // both ("the new key, not the old one") takes no side.
+            if has(&ours, &p)
+                && has(&theirs, &q)
+                && !has(&theirs, &p)
+                && !has(&ours, &q)
+                && shared >= 1
+            {
                 return Some(Clash::Antonym {
                     ours: p.clone(),
                     theirs: q.clone(),
@@ -549,6 +660,55 @@ mod tests {
             "psql: connection to staging-db port 5433 failed: Connection refused"
         )
         .is_some());
+    }
+
+    #[test]
+    fn quotes_code_listings_and_two_sided_antonyms_are_no_clash() {
+        // A quoted passage is what someone said, not what the claim asserts.
+        assert_eq!(
+            clash(
+                "The user said: \"you're in a vm so do not have access to docker\"",
+                "you can access all the docker services on the host"
+            ),
+            None
+        );
+        assert!(clash(
+            "The user has no access to docker",
+            "you can access all the docker services on the host"
+        )
+        .is_some());
+        // A constant's pieces are not words, and a listing's line number is no value.
+        assert_eq!(
+            clash(
+                "The first test run passed",
+                "ERR_PNPM_RECURSIVE_RUN_FIRST_FAIL test run"
+            ),
+            None
+        );
+        assert_eq!(
+            clash(
+                "Mock IPNS (port 3001) was up",
+                "57\u{2192} // mock IPNS port 57"
+            ),
+            None
+        );
+        // A text that holds both words of a pair takes no side.
+        assert_eq!(
+            clash(
+                "Encrypting the private key with the public key",
+                "the public key wraps it"
+            ),
+            None
+        );
+        assert!(clash("the private key is stored", "the public key is stored").is_some());
+        // A count the other text states elsewhere is no other value.
+        assert_eq!(
+            clash(
+                "All 229 tests passed",
+                "Test Files  12 passed (12)\n      Tests  229 passed (229)"
+            ),
+            None
+        );
     }
 
     #[test]

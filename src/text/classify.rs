@@ -108,6 +108,9 @@ const TOOL_FAILURES: &[&str] = &[
     "no such file",
     "did not match",
     "conflict marker",
+    "permission denied",
+    "connection refused",
+    "<tool_use_error>",
 ];
 
 /// How a speaker says a failure was meant: a demonstration, a test that fails on purpose.
@@ -191,23 +194,6 @@ fn is_commitment(s: &str) -> bool {
         .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code))
 }
 
-/// The line without path and file-name tokens, so `src/error.rs` reports no error.
-fn without_paths(line: &str) -> String {
-    line.split_whitespace()
-        .filter(|t| {
-            let t = t.trim_end_matches([':', ',', ';']);
-            let file = t.rsplit_once('.').is_some_and(|(a, b)| {
-                !a.is_empty()
-                    && (1..=4).contains(&b.len())
-                    && b.chars().all(|c| c.is_ascii_alphanumeric())
-                    && b.chars().any(|c| c.is_ascii_alphabetic())
-            });
-            !t.contains('/') && !file
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn failure_line(voice: Voice, text: &str) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let mut found = None;
@@ -238,28 +224,7 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
             continue;
         }
         let hit = match voice {
-            Voice::Tool => {
-                // The words of the line without paths are among the line's words: a line
-                // with no failure word at all needs no closer look.
-                let mut any = false;
-                for_each_word(line, |x| any |= FAILURES.contains(x));
-                let failure_word = any && {
-                    let w = words(&without_paths(line));
-                    // "0 failed", "errors: 0" and "no errors" report success.
-                    let zero = |i: usize| {
-                        (i > 0 && (w[i - 1] == "0" || w[i - 1] == "no"))
-                            || w.get(i + 1).is_some_and(|n| n == "0")
-                    };
-                    w.iter()
-                        .enumerate()
-                        .any(|(i, x)| FAILURES.contains(x) && !zero(i))
-                };
-                failure_word || {
-                    let l = line.to_lowercase();
-                    TOOL_FAILURES.iter().any(|c| l.contains(c))
-                        || l.contains("exit code") && !l.contains("exit code 0")
-                }
-            }
+            Voice::Tool => reports_failure(line),
             _ => {
                 let l = line.to_lowercase();
                 ASSISTANT_FAILURES.iter().any(|c| l.contains(c))
@@ -271,6 +236,72 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
         }
     }
     found
+}
+
+/// Whether a line of a tool's output reports a failure the way tools report one (SPEC.md 8.4):
+/// it opens with an error's name (`error:`, `fatal:`, `TypeError: ...`, `error[E0308]`,
+/// `ERR_PNPM_...`, `FAIL`, `✘`), gives a non-zero exit code, counts failures ("3 failed"), carries
+/// an error field (`"error":"Bad Request"`), or holds a shell's failure message ("command not
+/// found", "No such file", "timed out"). A line that merely holds the word ("error handling",
+/// `{:error, _} ->`, "0 failed") and a numbered file listing (`57→ ...`) report none.
+fn reports_failure(line: &str) -> bool {
+    let t = line.trim_start();
+    let listing = t
+        .split_once('\u{2192}')
+        .is_some_and(|(n, _)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
+    // A line of code ("throw new Error(...);", "89 | if (x) {") reports nothing.
+    let code = t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3;
+    if listing || code {
+        return false;
+    }
+    let l = t.to_lowercase();
+    let first = t.split_whitespace().next().unwrap_or("");
+    let name = first.trim_end_matches(':');
+    let opens = [
+        "error",
+        "fatal",
+        "panic",
+        "failed",
+        "failure",
+        "fail",
+        "traceback",
+    ]
+    .iter()
+    .any(|e| name.eq_ignore_ascii_case(e) || name.to_lowercase().starts_with(&format!("{e}[")))
+        || (first.ends_with(':') && (name.ends_with("Error") || name.ends_with("Exception")))
+        || first.starts_with("ERR_")
+        || first.starts_with("npm ERR!")
+        || ["\u{2718}", "\u{2717}", "\u{00d7}"]
+            .iter()
+            .any(|m| first.starts_with(m));
+    let code = |key: &str| {
+        l.match_indices(key).any(|(at, k)| {
+            let rest = l[at + k.len()..].trim_start();
+            let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            !n.is_empty() && n.bytes().any(|b| b != b'0')
+        })
+    };
+    let w = words(t);
+    let counted = w.iter().enumerate().any(|(i, x)| {
+        // "3 failed" counts failures; "Task 2 failed" names the task that did.
+        let numbered = i > 1
+            && [
+                "task", "test", "step", "phase", "job", "worker", "attempt", "run", "item",
+            ]
+            .contains(&w[i - 2].as_str());
+        i > 0
+            && FAILURES.contains(x)
+            && w[i - 1].bytes().all(|b| b.is_ascii_digit())
+            && w[i - 1].bytes().any(|b| b != b'0')
+            && !numbered
+    });
+    opens
+        || code("exit code")
+        || code("exit status")
+        || code("exited with code")
+        || counted
+        || l.contains("\"error\":\"")
+        || TOOL_FAILURES.iter().any(|c| l.contains(c))
 }
 
 /// Whether a user's text holds pasted terminal output: a shell prompt line.
@@ -766,7 +797,7 @@ pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
 /// The classifier's rules version: raise it with any change to its code that moves what it
 /// finds. The id also carries a hash of every word list it reads, so a changed list is a new id
 /// without a new version (`classify::tests::items_are_pinned_to_the_id`).
-pub const RULES: u32 = 6;
+pub const RULES: u32 = 7;
 
 /// The classifier's id, carried by every classification record it writes: `cairn-classifier-RULES-`
 /// and the first 8 hex digits of BLAKE3 over its word lists (each named, its words joined by
@@ -841,6 +872,12 @@ mod tests {
             "Account has been pulled up for Alessandro Phoenix.",
         ),
         (Voice::Tool, "commit 3f9a2c1d7e merged; 0 errors"),
+        // Version 7: a failure in a tool's output is one the tool reports, not a line that
+        // holds the word (added with it, so the digests above it were taken without this).
+        (
+            Voice::Tool,
+            "    {:error, _} -> nil\nTask 2 failed: 84 |\nExit code 127\n(eval):1: command not found: psql",
+        ),
         (
             Voice::Assistant,
             "The migration still fails on the orders table.",
@@ -861,6 +898,7 @@ mod tests {
     const PINNED: &[(&str, &str)] = &[
         ("cairn-classifier-5-edc3993d", "e8dfd56769415a06"),
         ("cairn-classifier-6-e78ecbe2", "0c084b0db96f45c0"),
+        ("cairn-classifier-7-8cd76710", "495ff25ed928e5f0"),
     ];
 
     fn digest() -> String {

@@ -549,6 +549,33 @@ pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
     has_any(words, &HEDGES) || says_not_sure(text)
 }
 
+/// Whether the text hedges a statement: a sentence of it is hedged and states rather than
+/// asks or requests. "can we maybe run the tests locally" softens a request, and "is it maybe
+/// port 5433?" asks; neither hedges a fact a summary could strip the hedge from.
+pub fn hedges_a_statement(text: &str) -> bool {
+    const ASKING: &[[&str; 2]] = &[
+        ["can", "we"],
+        ["could", "we"],
+        ["can", "you"],
+        ["could", "you"],
+        ["would", "you"],
+        ["shall", "we"],
+        ["should", "we"],
+        ["let's", ""],
+        ["please", ""],
+    ];
+    sentences(text).into_iter().any(|s| {
+        let w = words(s);
+        let asks = s.trim_end().ends_with('?')
+            || (w.iter().enumerate()).any(|(i, x)| {
+                ASKING
+                    .iter()
+                    .any(|[a, b]| x == a && (b.is_empty() || w.get(i + 1).is_some_and(|y| y == b)))
+            });
+        !asks && is_hedged_words(s, &w)
+    })
+}
+
 /// Whether the text says "not sure", in any case (no character outside ASCII lower-cases to
 /// one of these letters, so comparing ASCII case-insensitively is exact).
 pub fn says_not_sure(text: &str) -> bool {
@@ -876,5 +903,24 @@ pub(crate) fn reporting_frame(sentence: &str) -> usize {
         0
     } else {
         end
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::hedges_a_statement;
+
+    #[test]
+    fn a_softened_request_or_a_question_hedges_no_statement() {
+        assert!(hedges_a_statement(
+            "I think the staging DB is on port 5433."
+        ));
+        assert!(!hedges_a_statement(
+            "ok the tests are still failing - can we maybe run them locally"
+        ));
+        assert!(!hedges_a_statement("is it maybe port 5433?"));
+        assert!(hedges_a_statement(
+            "Can you look at it? The port is probably 5433."
+        ));
     }
 }

@@ -52,14 +52,15 @@ fn a_claude_code_session_imports_with_its_compaction_judged() {
         "{examples:?}"
     );
     assert_eq!(r["compactions"][0]["claims"], 2);
-    // Skipped, and said why: the thinking block, the snapshot line, the cut-off last line.
+    // Skipped, and said why: the snapshot line, the cut-off last line. The thinking block is
+    // the assistant's reasoning, a span of its own.
     let skipped = r["skipped"].as_object().unwrap();
     assert!(
         skipped.keys().any(|k| k.contains("truncated last line")),
         "{skipped:?}"
     );
     assert!(
-        skipped.keys().any(|k| k.contains("thinking")),
+        !skipped.keys().any(|k| k.contains("thinking")),
         "{skipped:?}"
     );
     assert!(
@@ -83,6 +84,15 @@ fn a_claude_code_session_imports_with_its_compaction_judged() {
         .find(|v| v["role"] == "tool")
         .expect("a tool result");
     assert_eq!(result["name"], "Bash");
+    // The thinking block is the assistant's reasoning: a span of the assistant, named so.
+    let thinking = lines
+        .iter()
+        .find(|v| v["name"] == "thinking")
+        .expect("the thinking block's span");
+    assert_eq!(
+        (thinking["role"].as_str(), thinking["text"].as_str()),
+        (Some("assistant"), Some("hmm"))
+    );
 
     // why: the compaction's faithful claim back to the user's turn, with its place in the log.
     let claim = lines
@@ -229,7 +239,9 @@ fn real_claude_code_sessions_import_and_their_compaction_is_judged() {
     // The manual /compact at line 298 becomes a prose summary that the gates judge.
     let c = &r["compactions"][0];
     assert_eq!(c["line"], 298, "{r}");
-    assert_eq!(code(&o), if c["verdict"] == "refused" { 1 } else { 0 });
+    // Exit 1 on a refusal or a struck claim.
+    let struck = c["struck"].as_u64().unwrap_or(0) > 0;
+    assert_eq!(code(&o), i32::from(c["verdict"] == "refused" || struck));
     let o = t.cairn(&["verify"], None);
     assert_eq!(code(&o), 0, "{}", stdout(&o));
     // Again: the same claims, the same verdict, nothing appended (the finder's weights do not
@@ -405,6 +417,47 @@ fn the_readme_walkthrough_prints_what_it_shows() {
         blocks, 2,
         "the README's walkthrough has an import and a why"
     );
+}
+
+/// Who speaks in a Claude Code log (issue 36): a slash command's printed output, which Claude
+/// Code writes into a user line, is a tool's; the user's answer to `AskUserQuestion`, which a
+/// tool result relays, is the user's; an ordinary tool result stays the tool's.
+#[test]
+fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_users() {
+    let t = Tmp::new();
+    let log = t.file(
+        "speakers.jsonl",
+        concat!(
+            r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":"<local-command-stdout>Set model to Opus</local-command-stdout>"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"a1","message":{"role":"assistant","content":[{"type":"tool_use","id":"q1","name":"AskUserQuestion","input":{"question":"Rotate keys now?"}},{"type":"tool_use","id":"b1","name":"Bash","input":{"command":"ls"}}]}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q1","content":"User has answered: lazy rotation"},{"type":"tool_result","tool_use_id":"b1","content":"Cargo.toml"}]}}"#,
+            "\n",
+        )
+        .as_bytes(),
+    );
+    let o = import(&t, "claude-code", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let export = stdout(&t.cairn(&["export"], None));
+    let spans: Vec<(String, String)> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .map(|v| {
+            (
+                v["role"].as_str().unwrap().to_string(),
+                v["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let role_of = |text: &str| {
+        (spans.iter())
+            .find(|(_, t)| t.contains(text))
+            .map(|(r, _)| r.as_str())
+    };
+    assert_eq!(role_of("Set model to Opus"), Some("tool"), "{spans:?}");
+    assert_eq!(role_of("lazy rotation"), Some("user"), "{spans:?}");
+    assert_eq!(role_of("Cargo.toml"), Some("tool"), "{spans:?}");
 }
 
 /// A message whose fields have a shape cairn does not read is skipped and counted with the
