@@ -29,6 +29,7 @@ struct Statement {
 struct Constraint {
     words: HashSet<String>,
     kept: bool,
+    class: String,
 }
 
 fn words(text: &str) -> HashSet<String> {
@@ -71,7 +72,7 @@ fn strings(v: &Value, out: &mut String) {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Tally {
     right: usize,
     wrong: usize,
@@ -88,6 +89,11 @@ struct Figures {
     bad_claims: usize,
     bad_caught: usize,
     unmatched: usize,
+    /// Per class: the classifier's items before each compaction that match a labelled
+    /// constraint of that class, and those that do not.
+    items: BTreeMap<String, Tally>,
+    /// Per class: the labelled constraints an item of that class matches, and those none does.
+    constraints_found: BTreeMap<String, Tally>,
 }
 
 fn main() {
@@ -119,6 +125,7 @@ fn main() {
             constraints.entry(key).or_default().push(Constraint {
                 words: words(text),
                 kept: v["kept_by_summary"].as_bool().unwrap_or(true),
+                class: v["class"].as_str().unwrap_or("").to_string(),
             });
         }
     }
@@ -194,6 +201,45 @@ fn main() {
                 _ => String::new(),
             };
             let cons = constraints.get(&key).map(Vec::as_slice).unwrap_or_default();
+            // The classifier against the labelled constraints (point 10): its items of the
+            // stream up to the compaction's last covered turn.
+            if let Some(Record::Summary(s)) = snap.get(&v.subject).expect("the summary") {
+                let mut last = 0;
+                for r in &s.covers {
+                    if let Some(Record::Span(sp)) = snap.get(r).expect("a span") {
+                        last = last.max(sp.turn);
+                    }
+                }
+                let items = snap.items(&s.stream).expect("the items");
+                let items: Vec<_> = items.into_iter().filter(|i| i.turn <= last).collect();
+                for class in ["prohibition", "commitment", "failed-attempt"] {
+                    let ours: Vec<HashSet<String>> = (items.iter())
+                        .filter(|i| i.class.name() == class)
+                        .map(|i| words(&i.text))
+                        .collect();
+                    let theirs: Vec<&Constraint> =
+                        cons.iter().filter(|c| c.class == class).collect();
+                    let like = |a: &HashSet<String>, b: &HashSet<String>| {
+                        within(a, b) >= 0.5 || within(b, a) >= 0.5
+                    };
+                    let t = fig.items.entry(class.to_string()).or_default();
+                    for i in &ours {
+                        if theirs.iter().any(|c| like(&c.words, i)) {
+                            t.right += 1;
+                        } else {
+                            t.wrong += 1;
+                        }
+                    }
+                    let t = fig.constraints_found.entry(class.to_string()).or_default();
+                    for c in &theirs {
+                        if ours.iter().any(|i| like(&c.words, i)) {
+                            t.right += 1;
+                        } else {
+                            t.wrong += 1;
+                        }
+                    }
+                }
+            }
             for f in &v.findings {
                 let right = judge(f, &text_of(&f.subject), labelled, cons, &before);
                 let Some(right) = right else {
@@ -213,11 +259,12 @@ fn main() {
                 if f.gate.effect() == Effect::Refuse {
                     bump(&mut fig.refusing);
                 }
-                if show && !right {
+                if show && (!right || std::env::var("SHOWRIGHT").is_ok()) {
                     let label =
                         matched(&text_of(&f.subject), labelled).map_or("-", |s| s.label.as_str());
                     println!(
-                        "  wrong {} [{label}] ({log}:{}): {}",
+                        "  {} {} [{label}] ({log}:{}): {}",
+                        if right { "right" } else { "wrong" },
                         f.gate,
                         c.line,
                         f.detail
@@ -319,5 +366,18 @@ fn print(split: &str, fig: &Figures) {
     );
     for (g, t) in &fig.by_gate {
         println!("    {g:<22} right {:>3}, wrong {:>3}", t.right, t.wrong);
+    }
+    println!("  the classifier's items before each compaction, against the labelled constraints:");
+    for (class, t) in &fig.items {
+        let found = fig
+            .constraints_found
+            .get(class)
+            .cloned()
+            .unwrap_or_default();
+        println!(
+            "    {class:<15} items matching a constraint: {}; constraints an item matches: {}",
+            pct(t),
+            pct(&found)
+        );
     }
 }

@@ -56,11 +56,34 @@ fn propose(
     p
 }
 
+/// Markup hides nothing (issue 36, point 9): a fenced block is a quote, verified when a span
+/// holds its lines, struck when none does; a heading that asserts is a claim, struck when
+/// nothing supports it, where a bare label is none.
+#[test]
+fn a_quote_or_a_heading_is_judged_as_any_sentence() {
+    let (first, rids) = ledger();
+    let quoted = "## Summary\n\n```\nname = \"libfoo\"\nversion = \"2.3.1\"\n```";
+    let p = propose(&first, rids, quoted);
+    assert_eq!(p.claims.len(), 1);
+    assert!(
+        p.outcome.admitted && p.outcome.struck.is_empty(),
+        "{:?}",
+        p.outcome.findings
+    );
+    assert_eq!(p.outcome.claims[0].status, Status::Verified);
+    let (second, rids) = ledger();
+    let made_up =
+        "## libfoo was upgraded to 2.4.0\n\n```\nname = \"libfoo\"\nversion = \"2.4.0\"\n```";
+    let p = propose(&second, rids, made_up);
+    assert_eq!(p.claims.len(), 2);
+    assert_eq!(p.outcome.struck.len(), 2, "{:?}", p.outcome.findings);
+}
+
 #[test]
 fn faithful_prose_is_admitted_with_its_witnesses_found() {
     let (ledger, rids) = ledger();
     let text = "## Summary\n\nWe are still on libfoo 2.3.1. Do not bump libfoo.\n\
-                - Retry handling moved into src/net/client.rs.\n```\ncargo test\n```";
+                - Retry handling moved into src/net/client.rs.\n```\nname = \"libfoo\"\nversion = \"2.3.1\"\n```";
     let p = propose(&ledger, rids.clone(), text);
     assert!(p.outcome.admitted, "{:?}", p.outcome.findings);
     let sentences: Vec<&str> = p.claims.iter().map(|(_, d)| d.sentence.as_str()).collect();
@@ -69,7 +92,9 @@ fn faithful_prose_is_admitted_with_its_witnesses_found() {
         [
             "We are still on libfoo 2.3.1.",
             "Do not bump libfoo.",
-            "Retry handling moved into src/net/client.rs."
+            "Retry handling moved into src/net/client.rs.",
+            // The fenced block is judged too, as a quote of what it shows (issue 36, point 9).
+            "name = \"libfoo\"\nversion = \"2.3.1\""
         ]
     );
     let (_, first) = &p.claims[0];
@@ -93,7 +118,7 @@ fn faithful_prose_is_admitted_with_its_witnesses_found() {
     assert_eq!(judged.len(), cited);
     // The gates judge them as any claims: admitted, none fabricated.
     let statuses: Vec<Status> = p.outcome.claims.iter().map(|s| s.status).collect();
-    assert_eq!(statuses.len(), 3);
+    assert_eq!(statuses.len(), 4);
     assert!(
         statuses
             .iter()

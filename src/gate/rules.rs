@@ -65,11 +65,16 @@ pub(crate) fn identifier_drift(rid: Rid, claim: &Claim, raw: &[&str]) -> Option<
     })
 }
 
-/// The identifiers of `text` that no text of `raw` holds verbatim.
+/// The identifiers of `text` that no text of `raw` holds verbatim. A quoted code span with
+/// white space in it is held when its words stand in a text as a run, however that text lays
+/// out its lines and indents (a file, a tool call's escaped arguments).
 pub(crate) fn drifted(text: &str, raw: &[&str]) -> Vec<String> {
+    let held = |i: &str, t: &str| {
+        t.contains(i) || (i.contains(char::is_whitespace) && crate::text::verbatim::stands_in(i, t))
+    };
     crate::text::code::identifiers(text)
         .into_iter()
-        .filter(|i| !raw.iter().any(|t| t.contains(i.as_str())))
+        .filter(|i| !raw.iter().any(|t| held(i, t)))
         .collect()
 }
 

@@ -722,6 +722,10 @@ fn superseded(span: &Span, stream: &str, latest_support: [Option<u64>; Role::COU
     span.stream == stream && latest_support[span.role as usize].is_some_and(|t| span.turn < t)
 }
 
+fn as_strs(texts: &[String]) -> Vec<&str> {
+    texts.iter().map(String::as_str).collect()
+}
+
 /// The raw spans a claim is judged against first: those of its raw ancestors it cites, or all
 /// of them when it cites only claims.
 fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)> {
@@ -751,8 +755,13 @@ fn provenance<R: Read>(
     let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
     if !rules::drifted(&claim.text, &raw).is_empty() {
         let stream = view.stream_spans(&claim.stream)?;
-        let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
-        if let Some(f) = rules::identifier_drift(rid, claim, &raw) {
+        let mut raw: Vec<String> = stream.iter().map(|(_, s)| s.text.clone()).collect();
+        // An identifier a claim of the summary this one replaces states was judged with that
+        // claim: carried forward, it has not drifted here.
+        if !rules::drifted(&claim.text, &as_strs(&raw)).is_empty() {
+            raw.extend(view.head_claims(&claim.stream, rid)?);
+        }
+        if let Some(f) = rules::identifier_drift(rid, claim, &as_strs(&raw)) {
             flags.drift = true;
             findings.push(f);
         }

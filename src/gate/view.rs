@@ -138,6 +138,22 @@ impl<'a, R: Read> View<'a, R> {
         Ok(out)
     }
 
+    /// The texts of the claims of `stream`'s head summary, `claim` aside: what the summary
+    /// being judged replaces.
+    pub fn head_claims(&mut self, stream: &str, claim: Rid) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        if let Some(head) = self.read.head(stream)? {
+            if let Some(crate::record::Record::Summary(h)) = self.read.get(&head)? {
+                for c in h.claims.iter().filter(|c| **c != claim) {
+                    if let Some(c) = self.claim(*c)? {
+                        out.push(c.text);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether every span `claim` cites was cited by the prose finder as only about it, not as
     /// entailing it: a recorded `neutral` judgement names the pair (SPEC.md 8.8). Such a claim
     /// is anchored and stays unverified; no finding says it was made up.

@@ -1,9 +1,14 @@
 //! A prose compaction's claims: its sentences and list items, as an agent's summary writes
-//! them (SPEC.md section 8.8).
+//! them (SPEC.md section 8.8). Markup hides nothing (issue 36, point 9):
 //!
-//! - Headings (`#`, a short line ending in `:`) and code blocks (fenced by three backticks or
-//!   indented four spaces) are not claims.
-//! - A list item is a claim of its own, without its marker; so is each sentence of a paragraph.
+//! - A heading (`#`), a label line ("Key decisions:") or a bold line is a claim, unless it is a
+//!   bare label: five words or fewer, with no digit and no identifier ("Pending Tasks").
+//! - A list item is a claim of its own, without its marker, nested or not; a line indented
+//!   under it, or following it without a blank line, continues it. Each sentence of a
+//!   paragraph is a claim.
+//! - A code block (fenced by three backticks or `~~~`, or indented four spaces outside a list)
+//!   is one claim, its lines as written: a quote of what it claims to show, which the gates
+//!   verify when each of its lines stands in a span (`text::verbatim`).
 //! - A sentence ends at `.`, `!` or `?` followed by a space and a capital, a digit, a quote or
 //!   the end: a version (`2.3.1`), a path (`src/net/client.rs`), a number (`0.91`) or an
 //!   abbreviation before a lower-case word ("e.g. the staging DB") stays whole.
@@ -16,46 +21,142 @@
 /// assert_eq!(
 ///     cairn::gate::prose::claims(text),
 ///     ["We are still on libfoo 2.3.1.", "The user said never run DROP TABLE.",
-///      "staging DB port is 5433"]
+///      "staging DB port is 5433", "psql -p 5433"]
 /// );
 /// ```
 pub fn claims(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut fenced = false;
-    let mut paragraph = String::new();
-    let flush = |paragraph: &mut String, out: &mut Vec<String>| {
-        out.extend(sentences(paragraph));
-        paragraph.clear();
-    };
+    let mut r = Reader::default();
     for raw in text.lines() {
-        let line = raw.trim();
-        if line.starts_with("```") || line.starts_with("~~~") {
-            flush(&mut paragraph, &mut out);
-            fenced = !fenced;
-            continue;
-        }
-        if fenced || raw.starts_with("    ") || raw.starts_with('\t') {
-            continue;
-        }
-        if line.is_empty() || is_heading(line) {
-            flush(&mut paragraph, &mut out);
-            continue;
-        }
-        if let Some(item) = list_item(line) {
-            flush(&mut paragraph, &mut out);
-            out.extend(sentences(item));
-            continue;
-        }
-        if !paragraph.is_empty() {
-            paragraph.push(' ');
-        }
-        paragraph.push_str(line);
+        r.line(raw);
     }
-    flush(&mut paragraph, &mut out);
-    out
+    if let Some(lines) = r.fence.take() {
+        // An unclosed fence runs to the text's end.
+        r.out.extend(quote(&lines));
+    }
+    r.flush();
+    r.out.retain(|c| !of_itself(c));
+    r.out
 }
 
-/// A markdown heading, a horizontal rule, or a label line ("Key decisions:"): no claim.
+/// Whether a sentence is the summary speaking of its own writing, which asserts nothing about
+/// the work: it opens as a writer's aside or names the text itself as its subject ("Let me
+/// analyze the conversation", "This is a continuation of a previous conversation", "The
+/// summary below ...") and names the conversation, the summary, the session or the transcript.
+fn of_itself(sentence: &str) -> bool {
+    const OPENINGS: &[&str] = &[
+        "let me ",
+        "i'll ",
+        "i will ",
+        "this is a continuation",
+        "the summary ",
+        "this summary ",
+        "the conversation ",
+        "this conversation ",
+    ];
+    const ITSELF: &[&str] = &["conversation", "summary", "session", "transcript"];
+    let lower = sentence.trim_start_matches(['*', '#', ' ']).to_lowercase();
+    OPENINGS.iter().any(|o| lower.starts_with(o))
+        && super::words(&lower)
+            .iter()
+            .any(|w| ITSELF.contains(&w.as_str()))
+}
+
+/// The state of [`claims`] between lines.
+#[derive(Default)]
+struct Reader {
+    out: Vec<String>,
+    /// The lines of the fenced block being read, when inside one.
+    fence: Option<Vec<String>>,
+    paragraph: String,
+    /// The list item being read, with its continuation lines.
+    item: Option<String>,
+    /// The lines of an indented code block being read.
+    code: Vec<String>,
+}
+
+impl Reader {
+    fn line(&mut self, raw: &str) {
+        let line = raw.trim();
+        if line.starts_with("```") || line.starts_with("~~~") {
+            match self.fence.take() {
+                Some(lines) => self.out.extend(quote(&lines)),
+                None => {
+                    self.flush();
+                    self.fence = Some(Vec::new());
+                }
+            }
+            return;
+        }
+        if let Some(lines) = self.fence.as_mut() {
+            lines.push(raw.to_string());
+            return;
+        }
+        if line.is_empty() {
+            self.flush();
+            return;
+        }
+        if let Some(item) = list_item(line) {
+            self.flush();
+            self.item = Some(item.to_string());
+            return;
+        }
+        let indented = raw.starts_with("    ") || raw.starts_with('\t');
+        if let Some(item) = self.item.as_mut().filter(|_| indented || !is_heading(line)) {
+            // A line under an item, indented or not, continues it.
+            item.push(' ');
+            item.push_str(line);
+            return;
+        }
+        if indented && self.paragraph.is_empty() {
+            self.code.push(raw.to_string());
+            return;
+        }
+        // A line back at the margin ends an indented block.
+        let code = std::mem::take(&mut self.code);
+        self.out.extend(quote(&code));
+        if is_heading(line) {
+            self.flush();
+            self.out.extend(heading(line));
+            return;
+        }
+        if !self.paragraph.is_empty() {
+            self.paragraph.push(' ');
+        }
+        self.paragraph.push_str(line);
+    }
+
+    fn flush(&mut self) {
+        self.out.extend(sentences(&self.paragraph));
+        self.paragraph.clear();
+        if let Some(item) = self.item.take() {
+            // An item that is only a label ("2. Key Technical Concepts:") is read as a heading.
+            if is_heading(&item) {
+                self.out.extend(heading(&item));
+            } else {
+                self.out.extend(sentences(&item));
+            }
+        }
+        let code = std::mem::take(&mut self.code);
+        self.out.extend(quote(&code));
+    }
+}
+
+/// A code block as one claim: its lines as written, without their common indent, blank lines
+/// at either end dropped. None when it holds no word.
+fn quote(lines: &[String]) -> Option<String> {
+    let indent = (lines.iter())
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let body: Vec<&str> = (lines.iter())
+        .map(|l| l.get(indent..).unwrap_or(l.trim_start()).trim_end())
+        .collect();
+    let text = body.join("\n").trim_matches('\n').to_string();
+    text.chars().any(char::is_alphanumeric).then_some(text)
+}
+
+/// A markdown heading, a horizontal rule, a label line ("Key decisions:") or a bold line.
 fn is_heading(line: &str) -> bool {
     line.starts_with('#')
         || line
@@ -63,6 +164,26 @@ fn is_heading(line: &str) -> bool {
             .all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
         || (line.ends_with(':') && line.split_whitespace().count() <= 6)
         || (line.starts_with("**") && line.ends_with("**") && line.split_whitespace().count() <= 8)
+}
+
+/// A heading's claim: its words without the markup, unless it is a rule or a bare label (five
+/// words or fewer, with no digit and no identifier: "Pending Tasks", "Key decisions").
+fn heading(line: &str) -> Option<String> {
+    let text = line
+        .trim_start_matches('#')
+        .trim()
+        .trim_matches('*')
+        .trim()
+        .trim_end_matches(':')
+        .trim_matches('*')
+        .trim();
+    if !text.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    let bare = text.split_whitespace().count() <= 5
+        && !text.chars().any(|c| c.is_ascii_digit())
+        && super::code::identifiers(text).is_empty();
+    (!bare).then(|| text.to_string())
 }
 
 /// The text of a list item without its marker (`-`, `*`, `+`, `1.`, `1)`), if the line is one.
@@ -164,16 +285,30 @@ mod tests {
     }
 
     #[test]
-    fn list_items_are_claims_and_headings_and_code_are_not() {
-        let text = "# Session summary\n\nKey decisions:\n1. Keep libfoo at 2.3.1.\n2) Never drop orders_old\n- [x] archive done\n\n```\nDROP TABLE x;\n```\n    indented code\nLast line, no stop";
+    fn markup_hides_nothing_but_bare_labels() {
+        let text = "# Session summary\n\nKey decisions:\n1. Keep libfoo at 2.3.1.\n2) Never drop orders_old\n- [x] archive done\n   - nested: the retry test passes\n     and the timeout test too\n\n## libfoo was upgraded to 2.4.0\n**The user approved the migration**\n\n```\nDROP TABLE x;\n```\n\n    indented code\nLast line, no stop";
         assert_eq!(
             claims(text),
             [
                 "Keep libfoo at 2.3.1.",
                 "Never drop orders_old",
                 "archive done",
+                "nested: the retry test passes and the timeout test too",
+                "libfoo was upgraded to 2.4.0",
+                "DROP TABLE x;",
+                "indented code",
                 "Last line, no stop"
             ]
+        );
+        // The summary speaking of its own writing asserts nothing.
+        assert_eq!(
+            claims("Analysis:\nLet me chronologically analyze the conversation:\n1. Key Technical Concepts:\n2. The user asked for timeouts."),
+            ["The user asked for timeouts."]
+        );
+        // A bold line of six words or more asserts: it is a claim.
+        assert_eq!(
+            claims("**The user approved the whole migration plan**"),
+            ["The user approved the whole migration plan"]
         );
     }
 

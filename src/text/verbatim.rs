@@ -53,9 +53,37 @@ impl Whole {
 /// Whether `claim` repeats `source` word for word: its words are the words of one sentence of
 /// the source, or of consecutive sentences (markup, quotes and punctuation aside). A part of a
 /// sentence is no repeat: "codes expire after 7 days" drops the "unless ..." that followed.
+///
+/// A claim of several lines is a quote (a code block of a prose summary): it repeats the source
+/// when the words of each of its lines stand in the source as a run, wherever they stand (a
+/// line of code or output is no sentence), so the quoted code of a tool call's arguments or
+/// the quoted lines of a tool's output are found in it.
 pub fn repeats(claim: &str, source: &str) -> bool {
+    if claim.trim().contains('\n') {
+        return quotes(claim, source);
+    }
     let c = tokens(claim);
     c.len() >= MIN_WORDS && Whole::of(source).states(&c)
+}
+
+/// Whether the words of `text` stand in `source` as a run, however the two lay out their
+/// white space and punctuation: a code span quoted on one line is found in the indented lines
+/// of a file or a tool call's escaped arguments.
+pub fn stands_in(text: &str, source: &str) -> bool {
+    let ours = tokens(text);
+    let theirs = tokens(source);
+    !ours.is_empty() && theirs.windows(ours.len()).any(|w| w == ours.as_slice())
+}
+
+/// Whether each line of `quote` with words stands in `source` as a run of its words.
+fn quotes(quote: &str, source: &str) -> bool {
+    let theirs = tokens(source);
+    let lines: Vec<Vec<String>> = (quote.lines())
+        .map(tokens)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines.iter().map(Vec::len).sum::<usize>() >= MIN_WORDS
+        && (lines.iter()).all(|l| theirs.windows(l.len()).any(|w| w == l.as_slice()))
 }
 
 /// Whether `claim` is two parts, each the words of a whole sentence (or run of sentences) of
@@ -102,6 +130,19 @@ mod tests {
             turn
         ));
         assert!(!repeats("Never.", turn));
+    }
+
+    #[test]
+    fn a_quoted_block_repeats_the_span_that_holds_its_lines() {
+        let call = r#"{"old_string":"x","new_string":"  if (response.status === 204) {\n    return undefined as T;\n  }"}"#;
+        assert!(repeats(
+            "if (response.status === 204) {\n  return undefined as T;\n}",
+            call
+        ));
+        assert!(!repeats(
+            "if (response.status === 200) {\n  return undefined as T;\n}",
+            call
+        ));
     }
 
     #[test]
