@@ -319,3 +319,71 @@ fn version_seven_takes_a_tools_failure_from_its_report() {
         "{\"command\":\"cargo test 2>&1 | grep error\"}"
     ));
 }
+
+/// Classifier version 7, continued: a "never" that describes ("recovery never derives keys")
+/// forbids nothing where one that tells does; a number right after a word that numbers items
+/// names the item, no commitment ("Steps 1-2.5") where a budget is one.
+#[test]
+fn version_seven_reads_a_described_never_and_a_numbered_step_as_no_constraint() {
+    let has =
+        |role: Role, text: &str, class: &str| found(role, text).iter().any(|(c, _)| c == class);
+    assert!(!has(
+        Role::User,
+        "Recovery never derives file keys from the private key.",
+        "prohibition"
+    ));
+    assert!(has(
+        Role::User,
+        "Never derive file keys from the private key.",
+        "prohibition"
+    ));
+    assert!(!has(
+        Role::User,
+        "Keep unchanged: Steps 1-2.5 of the engine.",
+        "commitment"
+    ));
+    assert!(has(
+        Role::User,
+        "Keep the budget at 400 dollars.",
+        "commitment"
+    ));
+}
+
+/// A failed attempt fixed later is history (issue 36, point 10): when a later tool call runs
+/// the same command again and its output reports no failure, the first failure asks for no
+/// pin; a failure whose command never ran again still does.
+#[test]
+fn a_failure_whose_command_later_succeeds_asks_for_no_pin() {
+    let run = |outputs: &[&str]| {
+        let ledger = crate::util::ledger();
+        let mut b = ledger.batch().unwrap();
+        let mut turn = 0;
+        for out in outputs {
+            for (role, text) in [
+                (Role::ToolCall, r#"{"command":"pnpm --filter web build"}"#),
+                (Role::Tool, *out),
+            ] {
+                b.append(Span {
+                    stream: "f".into(),
+                    turn,
+                    role,
+                    tool: Some("Bash".into()),
+                    text: text.into(),
+                })
+                .unwrap();
+                turn += 1;
+            }
+        }
+        b.commit().unwrap();
+        let snap = ledger.snapshot().unwrap();
+        cairn::gate::unpinned_items(&snap, "f")
+            .unwrap()
+            .iter()
+            .filter(|i| i.class.name() == "failed-attempt")
+            .count()
+    };
+    let failed = "error TS2724: '\"x\"' has no exported member named 'y'";
+    assert_eq!(run(&[failed]), 1);
+    assert_eq!(run(&[failed, "built in 3.2s"]), 0);
+    assert_eq!(run(&[failed, failed]), 2);
+}

@@ -46,9 +46,11 @@ pub(crate) fn unpinned<R: Read>(
 ) -> Result<Vec<Item>> {
     let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p, _)| p.witness).collect();
     let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p, _)| key_words(&p.text)).collect();
+    let items = read.items(stream)?;
+    let fixed = fixed_later(read, stream, &items)?;
     let mut out = Vec::new();
-    for item in read.items(stream)? {
-        if witnessed.contains(&item.span) {
+    for item in items {
+        if witnessed.contains(&item.span) || fixed.contains(&item.span) {
             continue;
         }
         let have = content(&item.text);
@@ -57,6 +59,53 @@ pub(crate) fn unpinned<R: Read>(
         }
     }
     Ok(out)
+}
+
+/// The tool outputs whose failed attempt was fixed later (issue 36, point 10): the tool call
+/// just before the output ran a command that a later tool call of the stream ran again, word
+/// for word, and the output of that later call reports no failure. A failure that was fixed
+/// is history, not a constraint a summary must keep.
+fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSet<Rid>> {
+    use crate::record::{PinClass, Role, Span};
+    let failing: HashSet<Rid> = (items.iter())
+        .filter(|i| i.class == PinClass::FailedAttempt)
+        .map(|i| i.span)
+        .collect();
+    let mut fixed = HashSet::new();
+    if failing.is_empty() {
+        return Ok(fixed);
+    }
+    let mut spans: Vec<(Rid, Span)> = Vec::new();
+    for (_, rid) in read.turns(stream, 0, u64::MAX)? {
+        if let Some(Record::Span(s)) = read.get(&rid)? {
+            spans.push((rid, s));
+        }
+    }
+    // Each tool call's command and whether its output (the next span, a tool's) failed.
+    let runs: Vec<(usize, String, bool)> = (spans.windows(2).enumerate())
+        .filter(|(_, w)| w[0].1.role == Role::ToolCall && w[1].1.role == Role::Tool)
+        .map(|(i, w)| (i + 1, command(&w[0].1.text), failing.contains(&w[1].0)))
+        .collect();
+    for (k, (at, cmd, failed)) in runs.iter().enumerate() {
+        let again = runs[k + 1..].iter().any(|(_, c, f)| c == cmd && !f);
+        if *failed && again {
+            fixed.insert(spans[*at].0);
+        }
+    }
+    Ok(fixed)
+}
+
+/// A tool call's command: its `command` argument when it has one, else its arguments whole.
+fn command(call: &str) -> String {
+    let args: Option<serde_json::Value> = serde_json::from_str(call).ok();
+    let cmd = args
+        .as_ref()
+        .and_then(|a| a.get("command"))
+        .and_then(|c| c.as_str());
+    cmd.unwrap_or(call)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A pin of classifier items, each witnessed by the span it was found in: what

@@ -3,7 +3,7 @@
 //! on the same subject that shares words with a claim does not clash with it: topical overlap
 //! is never a contradiction, so the gates count a scorer's contradiction only with a clash.
 
-use super::{for_each_word, stem, IdKind, ANTONYMS, DENYING, NEGATIONS, STOP};
+use super::{for_each_word, stem, IdKind, ANTONYMS, DENYING, NEGATIONS, NUMBERING, STOP};
 
 /// Outcomes that clash beyond the scorer's antonyms: a test run passes or fails.
 const OUTCOMES: &[(&str, &str)] = &[
@@ -11,13 +11,6 @@ const OUTCOMES: &[(&str, &str)] = &[
     ("passing", "failing"),
     ("work", "fail"),
     ("before", "after"),
-];
-
-/// Words that number items: the number after one names the item, it is no value of it.
-const NUMBERING: &[&str] = &[
-    "test", "tests", "step", "steps", "task", "tasks", "phase", "section", "chapter", "item",
-    "issue", "pr", "line", "lines", "figure", "table", "part", "turn", "round", "attempt", "run",
-    "commit", "ticket", "number", "no", "#",
 ];
 
 /// Numbers written as words: values as digits are.

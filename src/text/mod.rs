@@ -374,6 +374,13 @@ pub enum IdKind {
     Code,
 }
 
+/// Words that number items: the number after one names the item, it is no value of it.
+pub(crate) const NUMBERING: &[&str] = &[
+    "test", "tests", "step", "steps", "task", "tasks", "phase", "section", "chapter", "item",
+    "issue", "pr", "line", "lines", "figure", "table", "part", "turn", "round", "attempt", "run",
+    "commit", "ticket", "number", "no", "#",
+];
+
 /// An identifier found in text: verbatim, with its kind and the word before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
