@@ -260,6 +260,13 @@ fn speaker(role: Role, text: &str) -> (Role, Option<String>) {
 /// The stream of a line: `claude-code:SESSION`, or for a sidechain
 /// `claude-code:SESSION:sidechain:AGENT`.
 fn stream_of(src: &Source<'_>, v: &Entry) -> String {
+    // A log that continues an earlier one goes on in that log's stream.
+    if let Some(stream) = src.continues {
+        return match (v.sidechain, v.agent.as_deref()) {
+            (Some(true), agent) => format!("{stream}:sidechain:{}", agent.unwrap_or("agent")),
+            _ => stream.to_string(),
+        };
+    }
     let session = v.session.clone().unwrap_or_else(|| {
         // A log without session ids is one session, named after its file.
         std::path::Path::new(src.log)
@@ -317,4 +324,72 @@ fn without_framing(text: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The logs of `files` in the order to import them, each with the position in `files` of the
+/// earlier log it continues, if that log is among them (SPEC.md 5.3). A Claude Code log that
+/// begins with a compaction (a `compact_boundary` line before any message) continues the log
+/// that holds the message its `logicalParentUuid` names; that log is imported first.
+pub fn continuations(files: &[std::path::PathBuf]) -> std::io::Result<Vec<(usize, Option<usize>)>> {
+    let mut opens = Vec::with_capacity(files.len());
+    let mut holds: HashMap<String, usize> = HashMap::new();
+    for (i, file) in files.iter().enumerate() {
+        let (parent, uuids) = read_links(file)?;
+        opens.push(parent);
+        for u in uuids {
+            holds.entry(u).or_insert(i);
+        }
+    }
+    let parent: Vec<Option<usize>> = (opens.iter().enumerate())
+        .map(|(i, p)| {
+            p.as_ref()
+                .and_then(|u| holds.get(u))
+                .copied()
+                .filter(|j| *j != i)
+        })
+        .collect();
+    // Parents first; a cycle (two logs naming each other) is broken where it is met.
+    let mut order = Vec::with_capacity(files.len());
+    let mut placed = vec![false; files.len()];
+    for start in 0..files.len() {
+        let mut chain = vec![start];
+        while let Some(p) = chain.last().and_then(|c| parent[*c]) {
+            if placed[p] || chain.contains(&p) {
+                break;
+            }
+            chain.push(p);
+        }
+        for i in chain.into_iter().rev() {
+            if !placed[i] {
+                placed[i] = true;
+                order.push((i, parent[i]));
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// The `logicalParentUuid` of a log's opening compaction boundary, if it opens with one, and
+/// the uuid of every line of it.
+fn read_links(file: &std::path::Path) -> std::io::Result<(Option<String>, Vec<String>)> {
+    use std::io::BufRead;
+    let reader = std::io::BufReader::new(std::fs::File::open(file)?);
+    let (mut parent, mut uuids, mut talked) = (None, Vec::new(), false);
+    for line in reader.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line?) else {
+            continue;
+        };
+        let field = |k: &str| v.get(k).and_then(|x| x.as_str());
+        if let Some(u) = field("uuid") {
+            uuids.push(u.to_string());
+        }
+        match (field("type"), field("subtype")) {
+            (Some("system"), Some("compact_boundary")) if !talked && parent.is_none() => {
+                parent = field("logicalParentUuid").map(str::to_string);
+            }
+            (Some("user" | "assistant"), _) => talked = true,
+            _ => {}
+        }
+    }
+    Ok((parent, uuids))
 }

@@ -5,6 +5,7 @@
 //! gate. Importing the same log again appends nothing; a log that has grown appends its tail.
 
 mod claude_code;
+pub use claude_code::continuations;
 mod codex;
 mod openai_chat;
 mod shape;
@@ -89,6 +90,22 @@ pub struct Report {
     pub skipped: BTreeMap<String, u64>,
     /// The streams written to, in the order first met.
     pub streams: Vec<String>,
+    /// Where each stream stands after the log: its next turn and the first turn of its window
+    /// (the turn after its last admitted compaction). A log that continues this one goes on
+    /// from here ([`Continues`]).
+    pub ends: BTreeMap<String, (u64, u64)>,
+}
+
+/// A log that continues an earlier one (SPEC.md 5.3): Claude Code begins a continued session's
+/// log with the compaction of the earlier log. Its messages go on in the earlier log's stream,
+/// from where that log's import left it, so its compaction is judged over the earlier log's
+/// turns.
+#[derive(Debug, Clone)]
+pub struct Continues {
+    /// The earlier log's stream.
+    pub stream: String,
+    /// Where the earlier log's streams stood after it ([`Report::ends`]).
+    pub ends: BTreeMap<String, (u64, u64)>,
 }
 
 impl Report {
@@ -172,6 +189,8 @@ pub(crate) enum Event {
 pub(crate) struct Source<'a> {
     /// The log's name, as places record it.
     pub log: &'a str,
+    /// The stream of the earlier log this one continues, which its messages go on in.
+    pub continues: Option<&'a str>,
 }
 
 /// Messages imported per write: a commit every this many keeps memory bounded on a log of any
@@ -188,6 +207,19 @@ pub fn import(
     gate: &Gatekeeper,
     format: Format,
     path: &Path,
+    progress: impl FnMut(u64),
+) -> Result<Report, ImportError> {
+    import_continuing(ledger, gate, format, path, None, progress)
+}
+
+/// [`import`] a log that continues an earlier one, when `continues` says so: its messages go
+/// on in the earlier log's stream (SPEC.md 5.3).
+pub fn import_continuing(
+    ledger: &Ledger,
+    gate: &Gatekeeper,
+    format: Format,
+    path: &Path,
+    continues: Option<&Continues>,
     mut progress: impl FnMut(u64),
 ) -> Result<Report, ImportError> {
     let fail = |line: Option<u64>, message: String| ImportError {
@@ -212,13 +244,21 @@ pub fn import(
         .map_err(|e| fail(None, format!("cannot open the log ({e}); check the path")))?;
     let mut reader = std::io::BufReader::new(file);
     let log = path.to_string_lossy().to_string();
+    let ends = continues.map(|c| c.ends.clone()).unwrap_or_default();
     let mut state = Importer {
         run: Run::new(),
         report: Report::default(),
-        turns: BTreeMap::new(),
-        window: BTreeMap::new(),
+        turns: ends
+            .iter()
+            .map(|(s, (next, _))| (s.clone(), *next))
+            .collect(),
+        window: ends
+            .iter()
+            .map(|(s, (_, start))| (s.clone(), *start))
+            .collect(),
         refused: BTreeMap::new(),
     };
+    let continued = continues.map(|c| c.stream.as_str());
     let emit = |state: &mut Importer, writer: &mut Writer<'_>, line: u64, e: Event| {
         state
             .apply(writer.batch(), gate, &log, line, e)
@@ -237,7 +277,10 @@ pub fn import(
             };
             each_line(&mut reader, path, |line, text, last| {
                 progress(line);
-                let src = Source { log: &log };
+                let src = Source {
+                    log: &log,
+                    continues: continued,
+                };
                 let events = match translator.line(&src, text, &mut state.report) {
                     Ok(events) => events,
                     // A session killed mid-write leaves its last line cut short.
@@ -262,7 +305,10 @@ pub fn import(
                 &mut reader,
                 |line, value| {
                     state.report.messages += 1;
-                    let src = Source { log: &log };
+                    let src = Source {
+                        log: &log,
+                        continues: continued,
+                    };
                     for event in translator.message(&src, value, &mut state.report) {
                         emit(&mut state, &mut writer, line, event)?;
                     }
@@ -291,7 +337,10 @@ pub fn import(
                         ),
                     )
                 })?;
-            let src = Source { log: &log };
+            let src = Source {
+                log: &log,
+                continues: continued,
+            };
             let events = match doc {
                 Some(doc) => swe_agent::events(&src, doc, &mut state.report),
                 None => Vec::new(),
@@ -303,7 +352,13 @@ pub fn import(
         }
     }
     writer.finish().map_err(store)?;
-    Ok(state.report)
+    let mut report = state.report;
+    for stream in &report.streams {
+        let next = state.turns.get(stream).copied().unwrap_or(0);
+        let start = state.window.get(stream).copied().unwrap_or(0);
+        report.ends.insert(stream.clone(), (next, start));
+    }
+    Ok(report)
 }
 
 /// The open batch of an import, committed every [`MESSAGES_PER_COMMIT`] messages.

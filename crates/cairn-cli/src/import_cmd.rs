@@ -17,11 +17,36 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
         )));
     };
     let files = logs(path)?;
+    // A Claude Code log that begins with the compaction of another log of the directory
+    // continues it: that one is imported first, and this one goes on in its stream.
+    let order: Vec<(usize, Option<usize>)> = if format == Format::ClaudeCode {
+        import::continuations(&files).map_err(|e| {
+            Failure::usage(format!(
+                "cannot read the logs under {} ({e})",
+                path.display()
+            ))
+        })?
+    } else {
+        (0..files.len()).map(|i| (i, None)).collect()
+    };
     let ledger = Ledger::open(db)?;
     let mut refused = 0;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for file in files {
+    let mut reports: Vec<Option<Report>> = vec![None; files.len()];
+    for (at, parent) in order {
+        let file = files[at].clone();
+        let continues = parent.and_then(|p| {
+            let earlier = reports[p].as_ref()?;
+            let stream = (earlier.streams.iter()).find(|s| !s.contains(":sidechain:"))?;
+            Some((
+                p,
+                import::Continues {
+                    stream: stream.clone(),
+                    ends: earlier.ends.clone(),
+                },
+            ))
+        });
         let before = ledger.len()?;
         // A bar on a terminal only: piped or --json output stays quiet.
         let bar = if !as_json && std::io::stderr().is_terminal() {
@@ -36,7 +61,8 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
         } else {
             None
         };
-        let result = import::import(&ledger, gate, format, &file, |n| {
+        let link = continues.as_ref().map(|(_, c)| c);
+        let result = import::import_continuing(&ledger, gate, format, &file, link, |n| {
             if let Some(b) = &bar {
                 b.set_position(n);
             }
@@ -49,7 +75,11 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
         refused += (report.compactions.iter())
             .filter(|c| !c.admitted || c.struck > 0)
             .count();
-        print(&mut out, &file, &report, appended, as_json);
+        let earlier = continues
+            .as_ref()
+            .map(|(p, c)| (files[*p].as_path(), c.stream.as_str()));
+        print(&mut out, &file, &report, appended, as_json, earlier);
+        reports[at] = Some(report);
     }
     Ok(u8::from(refused > 0))
 }
@@ -92,11 +122,30 @@ fn failure(e: ImportError) -> Failure {
     }
 }
 
-fn print(out: &mut impl Write, file: &Path, r: &Report, appended: u64, as_json: bool) {
+/// One log's report; `continues` names the earlier log it continues and that log's stream.
+fn print(
+    out: &mut impl Write,
+    file: &Path,
+    r: &Report,
+    appended: u64,
+    as_json: bool,
+    continues: Option<(&Path, &str)>,
+) {
     if as_json {
-        let v = r.to_json(file, appended);
+        let mut v = r.to_json(file, appended);
+        if let (Some((earlier, _)), Some(o)) = (continues, v.as_object_mut()) {
+            o.insert("continues".into(), earlier.display().to_string().into());
+        }
         let _ = writeln!(out, "{v}");
         return;
+    }
+    if let Some((earlier, stream)) = continues {
+        let _ = writeln!(
+            out,
+            "{} continues {}: its messages go on in stream {stream}",
+            file.display(),
+            earlier.display()
+        );
     }
     let _ = writeln!(
         out,

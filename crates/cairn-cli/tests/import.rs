@@ -419,6 +419,52 @@ fn the_readme_walkthrough_prints_what_it_shows() {
     );
 }
 
+/// A continued session (issue 36, point 6): imported with the directory that holds the log
+/// it continues, a log that begins with a compaction goes on in that log's stream, so its
+/// compaction is judged over the earlier log's turns and admitted; imported alone, its source
+/// is missing and it says so, not "fabricated". (Made logs, `made/continued/`; the continued
+/// one sorts first by name, and is imported second.)
+#[test]
+fn a_continued_log_goes_on_in_the_stream_of_the_log_it_continues() {
+    let t = Tmp::new();
+    let dir = fixture("made/continued");
+    let o = import(&t, "claude-code", dir.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let reports: Vec<Value> = (stdout(&o).lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reports.len(), 2);
+    assert!(reports[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("b-earlier.jsonl"));
+    let continued = &reports[1];
+    assert!(
+        continued["continues"]
+            .as_str()
+            .unwrap()
+            .ends_with("b-earlier.jsonl"),
+        "{continued}"
+    );
+    assert_eq!(continued["streams"][0], "claude-code:earlier");
+    let c = &continued["compactions"][0];
+    assert_eq!(c["verdict"], "admitted", "{c}");
+    assert!(c["findings"].as_object().unwrap().is_empty(), "{c}");
+    assert!(
+        c["detail"].as_str().unwrap().contains("turns 0 to 2"),
+        "{c}"
+    );
+
+    // Alone, the same log's compaction has no source in the ledger.
+    let alone = Tmp::new();
+    let log = dir.join("a-continued.jsonl");
+    let o = import(&alone, "claude-code", log.to_str().unwrap());
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let c = &r["compactions"][0];
+    assert_eq!(c["findings"]["source-missing"], 1, "{c}");
+    assert!(c["findings"].get("fabricated-claim").is_none(), "{c}");
+}
+
 /// Who speaks in a Claude Code log (issue 36): a slash command's printed output, which Claude
 /// Code writes into a user line, is a tool's; the user's answer to `AskUserQuestion`, which a
 /// tool result relays, is the user's; an ordinary tool result stays the tool's.
