@@ -188,10 +188,8 @@ impl Gatekeeper {
                 candidate: *i,
                 bm25: *bm25,
                 entailment: scores.get(k).map(|s| s.entailment),
-                // A contradiction is evidence: a tool call is what the agent did, and the
-                // assistant's own earlier words are its reasoning, which a summary may revise.
                 contradicts: (candidates[*i].turn)
-                    .is_none_or(|(_, r)| !matches!(r, Role::ToolCall | Role::Assistant))
+                    .is_none_or(|(_, r)| super::rules::is_evidence(r))
                     && scores.get(k).is_some_and(|sc| {
                         self.clashes(sentence, &candidates[*i].text, sc).is_some()
                     }),

@@ -165,6 +165,13 @@ pub(crate) fn hedge_stripped(
     ))
 }
 
+/// Whether a span of `role` is evidence a claim can be contradicted by: what a tool printed, or
+/// what the user or the system said. A tool call is what the agent did, not a statement, and the
+/// assistant's own earlier words are its reasoning, which a summary may revise (SPEC.md 8.1).
+pub(crate) fn is_evidence(role: Role) -> bool {
+    !matches!(role, Role::ToolCall | Role::Assistant)
+}
+
 /// How a claim fares against the raw spans it cites: its direct span witnesses, or, for a
 /// claim that cites only claims, its raw-span ancestors (SPEC.md section 8.1).
 #[derive(Debug, Clone, Default)]

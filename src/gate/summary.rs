@@ -390,11 +390,10 @@ impl Gatekeeper {
         {
             check.entailment = (1.0, cited.first().map(|(_, s)| s.turn));
         }
-        // A contradiction counts only with a clash, from a span that does not support it, and
-        // only from evidence: a tool call is what the agent did, and the assistant's own earlier
-        // words are its reasoning, which a summary may revise.
+        // A contradiction counts only with a clash, from a span of evidence that does not
+        // support it.
         for ((_, s), sc) in cited.iter().zip(&scores) {
-            if matches!(s.role, Role::ToolCall | Role::Assistant)
+            if !rules::is_evidence(s.role)
                 || superseded(s, &claim.stream, check.latest_support)
                 || sc.contradiction <= check.contradiction.0
             {
@@ -488,14 +487,10 @@ impl Gatekeeper {
                 .filter(|(r, _)| ranked.contains(r))
                 .collect()
         };
-        // A disconfirmer the scorer finds is evidence: what a tool printed or the user or
-        // system said. A tool call is what the agent did, not a statement, and the assistant's
-        // own earlier words are its reasoning, which a summary may revise. A span the claim
-        // rests on is its source, never its disconfirmer.
+        // A disconfirmer the scorer finds is evidence; a span the claim rests on is its source,
+        // never its disconfirmer.
         let candidates: Vec<&(Rid, Span)> = (candidates.into_iter())
-            .filter(|(r, span)| {
-                !matches!(span.role, Role::ToolCall | Role::Assistant) && !own.contains(r)
-            })
+            .filter(|(r, span)| rules::is_evidence(span.role) && !own.contains(r))
             .collect();
         let pairs: Vec<(&str, &str)> = (candidates.iter())
             .map(|(_, span)| (&*at.claim.text, &*span.text))
@@ -722,10 +717,6 @@ fn superseded(span: &Span, stream: &str, latest_support: [Option<u64>; Role::COU
     span.stream == stream && latest_support[span.role as usize].is_some_and(|t| span.turn < t)
 }
 
-fn as_strs(texts: &[String]) -> Vec<&str> {
-    texts.iter().map(String::as_str).collect()
-}
-
 /// The raw spans a claim is judged against first: those of its raw ancestors it cites, or all
 /// of them when it cites only claims.
 fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)> {
@@ -755,13 +746,16 @@ fn provenance<R: Read>(
     let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
     if !rules::drifted(&claim.text, &raw).is_empty() {
         let stream = view.stream_spans(&claim.stream)?;
-        let mut raw: Vec<String> = stream.iter().map(|(_, s)| s.text.clone()).collect();
+        let mut raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
         // An identifier a claim of the summary this one replaces states was judged with that
         // claim: carried forward, it has not drifted here.
-        if !rules::drifted(&claim.text, &as_strs(&raw)).is_empty() {
-            raw.extend(view.head_claims(&claim.stream, rid)?);
-        }
-        if let Some(f) = rules::identifier_drift(rid, claim, &as_strs(&raw)) {
+        let carried = if rules::drifted(&claim.text, &raw).is_empty() {
+            Vec::new()
+        } else {
+            view.head_claims(&claim.stream, rid)?
+        };
+        raw.extend(carried.iter().map(String::as_str));
+        if let Some(f) = rules::identifier_drift(rid, claim, &raw) {
             flags.drift = true;
             findings.push(f);
         }

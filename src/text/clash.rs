@@ -151,12 +151,7 @@ pub fn clash(a: &str, b: &str) -> Option<Clash> {
 fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in unquoted(text).lines() {
-        let code = line.chars().filter(|c| "{}[]();<>".contains(*c)).count();
-        let listing = line
-            .trim_start()
-            .split_once('→')
-            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if code >= 3 || listing {
+        if super::is_code_line(line) {
             out.push('\n');
             continue;
         }

@@ -278,15 +278,11 @@ fn failure_line(voice: Voice, text: &str) -> Option<String> {
 /// found", "No such file", "timed out"). A line that merely holds the word ("error handling",
 /// `{:error, _} ->`, "0 failed") and a numbered file listing (`57→ ...`) report none.
 fn reports_failure(line: &str) -> bool {
-    let t = line.trim_start();
-    let listing = t
-        .split_once('\u{2192}')
-        .is_some_and(|(n, _)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
     // A line of code ("throw new Error(...);", "89 | if (x) {") reports nothing.
-    let code = t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3;
-    if listing || code {
+    if super::is_code_line(line) {
         return false;
     }
+    let t = line.trim_start();
     let l = t.to_lowercase();
     let first = t.split_whitespace().next().unwrap_or("");
     let name = first.trim_end_matches(':');

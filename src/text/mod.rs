@@ -556,6 +556,17 @@ pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
     has_any(words, &HEDGES) || says_not_sure(text)
 }
 
+/// Whether a line is code or a numbered file listing, which states nothing: a line number and
+/// `→` open it (`57→ ...`, as a file reader prints), or it holds three or more of `{}[]();<>`.
+/// The clash rules and the classifier read no statement in it.
+pub(crate) fn is_code_line(line: &str) -> bool {
+    let t = line.trim_start();
+    let listing = t
+        .split_once('\u{2192}')
+        .is_some_and(|(n, _)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
+    listing || t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3
+}
+
 /// Whether the text hedges a statement: a sentence of it is hedged and states rather than
 /// asks or requests. "can we maybe run the tests locally" softens a request, and "is it maybe
 /// port 5433?" asks; neither hedges a fact a summary could strip the hedge from.
