@@ -349,41 +349,75 @@ fn version_seven_reads_a_described_never_and_a_numbered_step_as_no_constraint() 
     ));
 }
 
+/// The failed attempts no pin covers in a stream of tool calls and outputs.
+fn failed_attempts(spans: &[(Role, &str)]) -> usize {
+    let ledger = crate::util::ledger();
+    let mut b = ledger.batch().unwrap();
+    for (turn, (role, text)) in spans.iter().enumerate() {
+        b.append(Span {
+            stream: "f".into(),
+            turn: turn as u64,
+            role: *role,
+            tool: Some("Bash".into()),
+            text: (*text).into(),
+        })
+        .unwrap();
+    }
+    b.commit().unwrap();
+    let snap = ledger.snapshot().unwrap();
+    cairn::gate::unpinned_items(&snap, "f")
+        .unwrap()
+        .iter()
+        .filter(|i| i.class.name() == "failed-attempt")
+        .count()
+}
+
 /// A failed attempt fixed later is history (issue 36, point 10): when a later tool call runs
 /// the same command again and its output reports no failure, the first failure asks for no
 /// pin; a failure whose command never ran again still does.
 #[test]
 fn a_failure_whose_command_later_succeeds_asks_for_no_pin() {
     let run = |outputs: &[&str]| {
-        let ledger = crate::util::ledger();
-        let mut b = ledger.batch().unwrap();
-        let mut turn = 0;
-        for out in outputs {
-            for (role, text) in [
-                (Role::ToolCall, r#"{"command":"pnpm --filter web build"}"#),
-                (Role::Tool, *out),
-            ] {
-                b.append(Span {
-                    stream: "f".into(),
-                    turn,
-                    role,
-                    tool: Some("Bash".into()),
-                    text: text.into(),
-                })
-                .unwrap();
-                turn += 1;
-            }
-        }
-        b.commit().unwrap();
-        let snap = ledger.snapshot().unwrap();
-        cairn::gate::unpinned_items(&snap, "f")
-            .unwrap()
-            .iter()
-            .filter(|i| i.class.name() == "failed-attempt")
-            .count()
+        let spans: Vec<(Role, &str)> = (outputs.iter())
+            .flat_map(|out| {
+                [
+                    (Role::ToolCall, r#"{"command":"pnpm --filter web build"}"#),
+                    (Role::Tool, *out),
+                ]
+            })
+            .collect();
+        failed_attempts(&spans)
     };
     let failed = "error TS2724: '\"x\"' has no exported member named 'y'";
     assert_eq!(run(&[failed]), 1);
     assert_eq!(run(&[failed, "built in 3.2s"]), 0);
     assert_eq!(run(&[failed, failed]), 2);
+}
+
+/// A command run in the background fails in the output a later call reads by the task's id:
+/// that output is the command's, so running the command again without a failure fixes it.
+#[test]
+fn a_background_failure_is_the_command_that_started_the_task() {
+    let run = failed_attempts;
+    let build = r#"{"command":"pnpm --filter web build","run_in_background":true}"#;
+    let started =
+        "Command running in background with ID: b2620ef. Output is being written to a file.";
+    let read = r#"{"task_id":"b2620ef","block":true}"#;
+    let failed = "error TS2724: '\"x\"' has no exported member named 'y'";
+    let mut spans = vec![
+        (Role::ToolCall, build),
+        (Role::Tool, started),
+        (Role::ToolCall, read),
+        (Role::Tool, failed),
+    ];
+    assert_eq!(run(&spans), 1);
+    spans.extend([
+        (Role::ToolCall, r#"{"command":"pnpm --filter web build"}"#),
+        (Role::Tool, "built in 3.2s"),
+    ]);
+    assert_eq!(run(&spans), 0);
+    // Near miss: another task's output read by its id is not this command's.
+    let other = r#"{"task_id":"b9e783c","block":true}"#;
+    spans[2] = (Role::ToolCall, other);
+    assert_eq!(run(&spans), 1);
 }

@@ -113,25 +113,21 @@ fn a_clean_summary_is_admitted_with_verified_claims() {
 
 #[test]
 fn unanchored_claim() {
-    fires(
-        &with(&[summary(
-            &claim("the staging DB listens on port 5433", "user-said", ""),
-            "",
-        )]),
-        "unanchored-claim",
-        Effect::Strike,
-    );
+    let one =
+        |text: &str, witnesses: &str| with(&[summary(&claim(text, "user-said", witnesses), "")]);
+    let strikes = |text: &str| fires(&one(text, ""), "unanchored-claim", Effect::Strike);
+    strikes("the staging DB listens on port 5433");
     passes(
-        &with(&[summary(
-            &claim(
-                "the staging DB listens on port 5433",
-                "user-said",
-                r#""turn:1""#,
-            ),
-            "",
-        )]),
+        &one("the staging DB listens on port 5433", r#""turn:1""#),
         "unanchored-claim",
     );
+    // A plan asserts no history: what is still to be done needs no raw span under it, but a
+    // label that does not name work ahead changes nothing.
+    passes(
+        &one("Next step: move the staging DB to port 5433", ""),
+        "unanchored-claim",
+    );
+    strikes("Status: moved the staging DB to port 5433");
 }
 
 #[test]
@@ -579,23 +575,27 @@ fn depth_exceeded_flags_and_a_separate_pass_resets() {
     );
 }
 
-#[test]
-fn unpinned_reference_names_the_items() {
-    let prohibition = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database."}"#;
-    let s = summary(
+/// A summary covering turns 1 to 12 that evicts turn 12, with one claim resting on turn 1.
+fn evicting_turn_12() -> String {
+    summary(
         &claim(
             "the staging DB listens on port 5433",
             "user-said",
             r#""turn:1""#,
         ),
         "",
-    );
-    let s = s
-        .replace(
-            r#""covers":["turn:1..turn:5"]"#,
-            r#""covers":["turn:1..turn:12"]"#,
-        )
-        .replace(r#""evicts":[]"#, r#""evicts":["turn:12"]"#);
+    )
+    .replace(
+        r#""covers":["turn:1..turn:5"]"#,
+        r#""covers":["turn:1..turn:12"]"#,
+    )
+    .replace(r#""evicts":[]"#, r#""evicts":["turn:12"]"#)
+}
+
+#[test]
+fn unpinned_reference_names_the_items() {
+    let prohibition = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Never run DROP TABLE on the orders database."}"#;
+    let s = evicting_turn_12();
     let (_, out) = run(&with(&[prohibition.into(), s.clone()]));
     let o = out.last().unwrap().gate.as_ref().unwrap();
     assert!(!o.admitted);
@@ -633,6 +633,55 @@ fn unpinned_reference_names_the_items() {
         r#""claims":[{"text":"Never run DROP TABLE on the orders database.","origin":"user-said","witnesses":["turn:12"]},"#,
     );
     passes(&with(&[prohibition.into(), carried]), "unpinned-reference");
+    // A claim that rests on the item's span keeps it only when it keeps its denial.
+    let resting = |text: &str| {
+        s.replace(
+            r#""claims":["#,
+            &format!(
+                r#""claims":[{{"text":"{text}","origin":"user-said","witnesses":["turn:12"]}},"#
+            ),
+        )
+    };
+    let (_, out) = run(&with(&[
+        prohibition.into(),
+        resting("The user spoke of the orders database."),
+    ]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(
+        o.findings.iter().any(|f| f.gate == "unpinned-reference"),
+        "{:?}",
+        o.findings
+    );
+    passes(
+        &with(&[
+            prohibition.into(),
+            resting("The user forbade dropping tables on the orders database."),
+        ]),
+        "unpinned-reference",
+    );
+}
+
+/// A summary claim that rests on the span an item came from carries the item, as it carries a
+/// pinned one: a plan restated in a sentence keeps the plan's items (issue 36).
+#[test]
+fn a_claim_resting_on_an_items_span_keeps_it() {
+    let plan = r#"{"kind":"span","stream":"g","turn":12,"role":"user","text":"Keep the budget at 400 dollars for the whole migration."}"#;
+    let s = evicting_turn_12();
+    let (_, out) = run(&with(&[plan.into(), s.clone()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    let f = (o.findings.iter())
+        .find(|f| f.gate == "unpinned-reference")
+        .expect("the commitment is lost");
+    assert!(
+        f.detail.contains("commitment 'Keep the budget"),
+        "{}",
+        f.detail
+    );
+    let restated = s.replace(
+        r#""claims":["#,
+        r#""claims":[{"text":"The user set out how the migration is to be paid for.","origin":"user-said","witnesses":["turn:12"]},"#,
+    );
+    passes(&with(&[plan.into(), restated]), "unpinned-reference");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::record::{Pin, PinItem, Record, Rid};
 use crate::store::{Item, Read};
 use crate::text::{content, shell};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Every pinned item of a stream, with its pin's name and whether a retirement lifted it
 /// (SPEC.md 8.4b). Items in force hold compactions and actions; every item, retired or not,
@@ -81,11 +81,23 @@ fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSe
             spans.push((rid, s));
         }
     }
-    // Each tool call's command and whether its output (the next span, a tool's) failed.
-    let runs: Vec<(usize, String, bool)> = (spans.windows(2).enumerate())
-        .filter(|(_, w)| w[0].1.role == Role::ToolCall && w[1].1.role == Role::Tool)
-        .map(|(i, w)| (i + 1, command(&w[0].1.text), failing.contains(&w[1].0)))
-        .collect();
+    // Each tool call's command and whether its output (the next span, a tool's) failed. A
+    // call that reads a background task's output stands for the command that started the task.
+    let mut started: HashMap<String, String> = HashMap::new();
+    let mut runs: Vec<(usize, String, bool)> = Vec::new();
+    for (i, w) in spans.windows(2).enumerate() {
+        if w[0].1.role != Role::ToolCall || w[1].1.role != Role::Tool {
+            continue;
+        }
+        let cmd = command(&w[0].1.text);
+        if let Some(id) = background_id(&w[1].1.text) {
+            started.insert(id, cmd.clone());
+        }
+        let cmd = task_read(&w[0].1.text)
+            .and_then(|id| started.get(&id).cloned())
+            .unwrap_or(cmd);
+        runs.push((i + 1, cmd, failing.contains(&w[1].0)));
+    }
     for (k, (at, cmd, failed)) in runs.iter().enumerate() {
         let again = runs[k + 1..].iter().any(|(_, c, f)| c == cmd && !f);
         if *failed && again {
@@ -93,6 +105,26 @@ fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSe
         }
     }
     Ok(fixed)
+}
+
+/// The id a tool's output gives to a command it started in the background: "... running in
+/// background with ID: b2620ef ...".
+fn background_id(output: &str) -> Option<String> {
+    let (_, rest) = output.split_once("in background with ID:")?;
+    let id: String = (rest.trim_start().chars())
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    (!id.is_empty()).then_some(id)
+}
+
+/// The background task a tool call reads the output of: its `task_id`, `bash_id` or
+/// `shell_id` argument.
+fn task_read(call: &str) -> Option<String> {
+    let args: serde_json::Value = serde_json::from_str(call).ok()?;
+    ["task_id", "bash_id", "shell_id"]
+        .iter()
+        .find_map(|k| args.get(k).and_then(|v| v.as_str()))
+        .map(str::to_string)
 }
 
 /// A tool call's command: its `command` argument when it has one, else its arguments whole.

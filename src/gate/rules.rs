@@ -40,9 +40,10 @@ pub(crate) fn missing_origin(rid: Rid, claim: &Claim) -> Option<Finding> {
     Some(finding(Gate::MissingOrigin, rid, detail))
 }
 
-/// `unanchored-claim`: no raw-span ancestor through any chain of witnesses.
+/// `unanchored-claim`: no raw-span ancestor through any chain of witnesses; not for a
+/// sentence that states what is still to be done (a plan asserts no history).
 pub(crate) fn unanchored_claim(rid: Rid, claim: &Claim, anchored: bool) -> Option<Finding> {
-    (!anchored).then(|| {
+    (!anchored && !crate::text::prose::states_intent(&claim.text)).then(|| {
         finding(Gate::UnanchoredClaim, rid, format!(
             "claim {} has no raw-span ancestor through any chain of witnesses; cite the spans it comes from",
             quote(&claim.text)

@@ -419,9 +419,10 @@ impl Gatekeeper {
     }
 
     /// Whether a span of the stream spoken by one of `roles` can be the claim's source: it
-    /// supports the claim (entailment at or above `raw_entailment`, or the claim repeats it), or
-    /// it is plainly about it (SPEC.md 8.8). The claim then names its speaker rightly, whatever
-    /// it cites: a summary words what a speaker asked its own way.
+    /// supports the claim (entailment at or above `raw_entailment`, or the claim repeats it), it
+    /// is plainly about it (SPEC.md 8.8), or it holds words the claim quotes. The claim then
+    /// names its speaker rightly, whatever it cites: a summary words what a speaker asked its
+    /// own way.
     fn speaker_supports<R: Read>(
         &self,
         view: &mut View<'_, R>,
@@ -434,6 +435,12 @@ impl Gatekeeper {
             .filter(|(_, s)| roles.contains(&s.role))
             .cloned()
             .collect();
+        let quoted = crate::text::verbatim::quotations(&claim.text);
+        let holds =
+            |s: &Span| (quoted.iter()).any(|(_, q)| crate::text::verbatim::stands_in(q, &s.text));
+        if theirs.iter().any(|(_, s)| holds(s)) {
+            return Ok(true);
+        }
         let near = view.candidates(vocab, &theirs, self.prefilter_share());
         if (near.iter()).any(|(_, s)| super::prose::is_about(&claim.text, &s.text)) {
             return Ok(true);
@@ -560,21 +567,25 @@ impl Gatekeeper {
             .filter(|r| !evicts.contains(r))
             .collect();
         let staying: HashSet<Rid> = left.iter().copied().collect();
-        // A claim keeps an item when it repeats it, or says it in its own words: it holds the
-        // item's identifiers or half of its content words, keeps its denial (an item that
-        // forbids is kept only by a claim that forbids too), and does not clash with it.
-        let carries = |text: &str| {
+        let resting = resting_on(view, claims)?;
+        // A claim keeps an item when it repeats it, or says it in its own words (it holds the
+        // item's identifiers or half of its content words), or rests on the item's span; and
+        // it keeps its denial (an item that forbids is kept only by a claim that forbids too)
+        // and does not clash with it.
+        let carries = |item: &Item| {
             use crate::text::clash::{clash, denies};
+            let text = &item.text;
+            let derived = resting.get(&item.span).map(Vec::as_slice);
+            let keeps =
+                |c: &Claim| (!denies(text) || denies(&c.text)) && clash(&c.text, text).is_none();
             (claims.iter()).any(|(_, c, _)| {
                 c.text.trim() == text.trim()
                     || crate::text::verbatim::repeats(text, &c.text)
-                    || (super::prose::is_about(text, &c.text)
-                        && (!denies(text) || denies(&c.text))
-                        && clash(&c.text, text).is_none())
-            })
+                    || (super::prose::is_about(text, &c.text) && keeps(c))
+            }) || (derived.unwrap_or_default().iter()).any(|k| keeps(claims[*k].1))
         };
         let unpinned: Vec<Item> = (items.into_iter())
-            .filter(|i| !staying.contains(&i.span) && !carries(&i.text))
+            .filter(|i| !staying.contains(&i.span) && !carries(i))
             .collect();
         if pins.is_empty() {
             return Ok(Losses {
@@ -583,7 +594,7 @@ impl Gatekeeper {
                 fidelity: None,
             });
         }
-        let pending = self.kept_by_claims(view, &pins, &left, claims)?;
+        let pending = self.kept_by_claims(&pins, &left, claims, &resting)?;
         let pinned = self.lost_in_window(view, &pending, &left)?;
         let fidelity = 1.0 - pinned.len() as f64 / pins.len() as f64;
         Ok(Losses {
@@ -596,22 +607,14 @@ impl Gatekeeper {
     /// The pinned items a summary does not obviously keep: those whose witness span leaves the
     /// window, that no claim derived from that span keeps without contradicting, and that no
     /// claim entails. Each comes with its pin's name and its prefixes.
-    fn kept_by_claims<'p, R: Read>(
+    fn kept_by_claims<'p>(
         &self,
-        view: &mut View<'_, R>,
         pins: &'p [(String, PinItem)],
         left: &[Rid],
         claims: &[(Rid, &Claim, &Vocab)],
+        resting: &HashMap<Rid, Vec<usize>>,
     ) -> Result<Vec<(&'p String, &'p PinItem, Vocab)>> {
         let left: HashSet<Rid> = left.iter().copied().collect();
-        // For each raw span, the claims that rest on it: looked up per item, not searched.
-        let mut resting: HashMap<Rid, Vec<usize>> = HashMap::new();
-        for (i, (c, _, _)) in claims.iter().enumerate() {
-            let (spans, _) = view.ancestry(*c)?;
-            for (r, _) in spans {
-                resting.entry(r).or_default().push(i);
-            }
-        }
         // The items whose witness leaves the window, with the claims most like each, ranked
         // for all of them at once.
         let leaving: Vec<&'p (String, PinItem)> = (pins.iter())
@@ -777,4 +780,20 @@ fn provenance<R: Read>(
         findings.push(f);
     }
     Ok(flags)
+}
+
+/// For each raw span, the claims (by index) that rest on it through their chains of witnesses:
+/// looked up per item, not searched.
+fn resting_on<R: Read>(
+    view: &mut View<'_, R>,
+    claims: &[(Rid, &Claim, &Vocab)],
+) -> Result<HashMap<Rid, Vec<usize>>> {
+    let mut resting: HashMap<Rid, Vec<usize>> = HashMap::new();
+    for (i, (c, _, _)) in claims.iter().enumerate() {
+        let (spans, _) = view.ancestry(*c)?;
+        for (r, _) in spans {
+            resting.entry(r).or_default().push(i);
+        }
+    }
+    Ok(resting)
 }

@@ -8,6 +8,13 @@
 //!   (a summary restates what the model reasoned as often as what it said). A user line's text
 //!   inside `<local-command-stdout>` is what a slash command printed: a tool span. The result
 //!   of `AskUserQuestion` is the user's answer: a user span.
+//! - What the user types while the agent works is queued: a `queue-operation` line of
+//!   operation `enqueue` holds its text, and newer logs add an `attachment` of type
+//!   `queued_command` when the agent reads it. Such a message is a user span placed where the
+//!   agent can next read it: before the next user or assistant message (a compaction is not
+//!   one), or at the end of the log. The same text delivered later (as a user line or the
+//!   attachment) is not imported again. Queued notifications and tasks (JSON, tags) and slash
+//!   commands are not the user's words.
 //! - A compaction is the user line with `isCompactSummary` that follows a `system` line of
 //!   subtype `compact_boundary`, and, in older logs, a `summary` line: each becomes a prose
 //!   summary of the stream.
@@ -54,6 +61,9 @@ const KNOWN: &[&str] = &[
     "permissionMode",
     "sourceToolUseID",
     "toolUseID",
+    "operation",
+    "attachment",
+    "entrypoint",
 ];
 
 /// A line of a session transcript: the fields cairn reads.
@@ -76,6 +86,10 @@ struct Entry {
     meta: Option<bool>,
     subtype: Option<String>,
     summary: Option<String>,
+    /// A `queue-operation` line's operation and its text.
+    operation: Option<String>,
+    content: Option<serde_json::Value>,
+    attachment: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -87,6 +101,10 @@ struct Message {
 pub(super) struct Translator {
     /// Tool calls by id: their names, for the results that answer them.
     calls: HashMap<String, String>,
+    /// The user's queued messages not yet placed: each one's text and its span.
+    pending: Vec<(String, Event)>,
+    /// The texts of the queued messages placed and not yet delivered.
+    queued: Vec<String>,
 }
 
 impl Translator {
@@ -122,6 +140,43 @@ impl Translator {
                     Vec::new()
                 }
             },
+            "queue-operation" => {
+                let text = (v.content.as_ref()).and_then(|c| c.as_str());
+                match text.filter(|t| v.operation.as_deref() == Some("enqueue") && typed(t)) {
+                    Some(t) => {
+                        let event = span(Role::User, None, t.to_string());
+                        self.pending.push((t.trim().to_string(), event));
+                        Vec::new()
+                    }
+                    None => {
+                        report.skip("a queue operation other than a message the user typed");
+                        Vec::new()
+                    }
+                }
+            }
+            "attachment" => {
+                let a = v.attachment.as_ref();
+                let field = |k: &str| a.and_then(|a| a.get(k)).and_then(|x| x.as_str());
+                let human = (a.and_then(|a| a.pointer("/origin/kind")))
+                    .is_none_or(|k| k.as_str() == Some("human"));
+                match field("prompt")
+                    .filter(|t| field("type") == Some("queued_command") && human && typed(t))
+                {
+                    Some(t) if !self.delivered(t) => {
+                        let mut out = self.rest();
+                        out.push(span(Role::User, None, t.to_string()));
+                        out
+                    }
+                    Some(_) => {
+                        report.skip("a queued message delivered (imported where it was typed)");
+                        Vec::new()
+                    }
+                    None => {
+                        report.skip("an attachment other than a message the user typed");
+                        Vec::new()
+                    }
+                }
+            }
             "system" => {
                 if v.subtype.as_deref() != Some("compact_boundary") {
                     report.skip("a system line other than a compaction boundary");
@@ -149,10 +204,30 @@ impl Translator {
                     Role::Assistant
                 };
                 let mut out = Vec::new();
+                // The queued messages go first, save one this line delivers.
+                if role == Role::User {
+                    let texts: Vec<&str> = match content {
+                        Some(Content::Text(t)) => vec![t],
+                        Some(Content::Parts(parts)) => (parts.iter())
+                            .filter_map(|p| match p {
+                                Part::Text(t) => Some(t.as_str()),
+                                Part::Block(_) => None,
+                            })
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    for t in texts {
+                        let at = self.pending.iter().position(|(q, _)| q == t.trim());
+                        at.map(|i| self.pending.remove(i));
+                    }
+                }
+                out.extend(self.rest());
                 match content {
                     Some(Content::Text(text)) => {
                         if text.trim().is_empty() {
                             report.skip("an empty message");
+                        } else if role == Role::User && self.delivered(text) {
+                            report.skip("a queued message delivered (imported where it was typed)");
                         } else {
                             let (role, name) = speaker(role, text);
                             out.push(span(role, name, text.clone()));
@@ -161,6 +236,10 @@ impl Translator {
                     Some(Content::Parts(parts)) => {
                         for part in parts {
                             match part {
+                                Part::Text(t) if role == Role::User && self.delivered(t) => report
+                                    .skip(
+                                        "a queued message delivered (imported where it was typed)",
+                                    ),
                                 Part::Text(t) if !t.trim().is_empty() => {
                                     let (role, name) = speaker(role, t);
                                     out.push(span(role, name, t.clone()))
@@ -179,6 +258,26 @@ impl Translator {
                 Vec::new()
             }
         }
+    }
+
+    /// Whether `text` is a queued message already placed, now delivered: the first delivery
+    /// of each is taken off the queue.
+    fn delivered(&mut self, text: &str) -> bool {
+        let t = text.trim();
+        let at = self.queued.iter().position(|q| q == t);
+        at.map(|i| self.queued.remove(i)).is_some()
+    }
+
+    /// The queued messages not yet placed, placed now: at the next message, or at the end of
+    /// the log.
+    pub(super) fn rest(&mut self) -> Vec<Event> {
+        let pending = std::mem::take(&mut self.pending);
+        (pending.into_iter())
+            .map(|(text, event)| {
+                self.queued.push(text);
+                event
+            })
+            .collect()
     }
 
     /// The span of one content block, if it is one cairn keeps.
@@ -237,6 +336,13 @@ impl Translator {
             other => report.skip(format!("a content block of type `{other}`")),
         }
     }
+}
+
+/// Whether a queued text is the user's typed words: not a notification or task Claude Code
+/// queues (JSON or a tag), not a slash command, not empty.
+fn typed(text: &str) -> bool {
+    let t = text.trim_start();
+    !t.is_empty() && !t.starts_with(['{', '<', '/'])
 }
 
 /// Claude Code's tool that asks the user a question: its result is the user's answer, a span

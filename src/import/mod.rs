@@ -275,6 +275,7 @@ pub fn import_continuing(
                 Format::Codex => Lines::Codex(codex::Translator::new()),
                 _ => Lines::ClaudeCode(claude_code::Translator::default()),
             };
+            let mut at = 0;
             each_line(&mut reader, path, |line, text, last| {
                 progress(line);
                 let src = Source {
@@ -282,22 +283,29 @@ pub fn import_continuing(
                     continues: continued,
                 };
                 let events = match translator.line(&src, text, &mut state.report) {
-                    Ok(events) => events,
+                    Ok(events) => {
+                        state.report.messages += 1;
+                        events
+                    }
                     // A session killed mid-write leaves its last line cut short.
                     Err(_) if last => {
                         state
                             .report
                             .skip("a truncated last line (a session cut off mid-write)");
-                        return Ok(());
+                        Vec::new()
                     }
                     Err(e) => return Err(malformed(path, line, &e)),
                 };
-                state.report.messages += 1;
+                at = line;
                 for event in events {
                     emit(&mut state, &mut writer, line, event)?;
                 }
                 writer.tick().map_err(store)
             })?;
+            // What the translator still holds belongs at the end of the log.
+            for event in translator.rest() {
+                emit(&mut state, &mut writer, at, event)?;
+            }
         }
         Format::OpenAiChat => {
             let mut translator = openai_chat::Translator::new(path);
@@ -458,6 +466,14 @@ enum Lines {
 }
 
 impl Lines {
+    /// What the translator holds back until a later line, given at the end of the log.
+    fn rest(&mut self) -> Vec<Event> {
+        match self {
+            Lines::ClaudeCode(t) => t.rest(),
+            Lines::Codex(_) => Vec::new(),
+        }
+    }
+
     fn line(
         &mut self,
         src: &Source<'_>,

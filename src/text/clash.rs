@@ -189,33 +189,16 @@ fn is_code(token: &str) -> bool {
         .any(|p| t.contains(p))
 }
 
-/// `text` without the passages it quotes: three words or more between `"` and `"`, or `“`
-/// and `”`.
+/// `text` without the passages it quotes ([`super::verbatim::quotations`]).
 fn unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    loop {
-        let open = rest.find(['"', '\u{201c}']);
-        let Some(at) = open else { break };
-        let mark = rest[at..].chars().next().unwrap_or('"');
-        let close_mark = if mark == '"' { '"' } else { '\u{201d}' };
-        let after = &rest[at + mark.len_utf8()..];
-        // An unclosed quotation runs to the text's end.
-        let close = after.find(close_mark).unwrap_or(after.len());
-        let inner = &after[..close];
-        if inner.split_whitespace().count() >= 3 {
-            out.push_str(&rest[..at]);
-            out.push(' ');
-        } else {
-            out.push_str(&rest[..at + mark.len_utf8()]);
-            out.push_str(inner);
-        }
-        rest = after.get(close + close_mark.len_utf8()..).unwrap_or("");
-        if close < after.len() && inner.split_whitespace().count() < 3 {
-            out.push(close_mark);
-        }
+    let mut from = 0;
+    for (range, _) in super::verbatim::quotations(text) {
+        out.push_str(&text[from..range.start]);
+        out.push(' ');
+        from = range.end;
     }
-    out.push_str(rest);
+    out.push_str(&text[from..]);
     out
 }
 

@@ -61,6 +61,20 @@ fn of_itself(sentence: &str) -> bool {
             .any(|w| ITSELF.contains(&w.as_str()))
 }
 
+/// Whether a sentence states what is still to be done, not what happened: it opens with a
+/// label of at most four words (markup aside) that names work ahead ("Next step:", "Pending
+/// tasks:", "TODO:", "Remaining:", "Outstanding:"). A plan asserts no history, so it needs no
+/// raw span under it; every other rule still reads it.
+pub fn states_intent(sentence: &str) -> bool {
+    const AHEAD: &[&str] = &["next", "pending", "todo", "remaining", "outstanding"];
+    let t = sentence.trim_start_matches(['*', '#', '-', ' ']);
+    let Some((label, _)) = t.split_once(':') else {
+        return false;
+    };
+    let words = super::words(label);
+    words.len() <= 4 && words.iter().any(|w| AHEAD.contains(&w.as_str()))
+}
+
 /// The state of [`claims`] between lines.
 #[derive(Default)]
 struct Reader {

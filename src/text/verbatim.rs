@@ -75,6 +75,33 @@ pub fn stands_in(text: &str, source: &str) -> bool {
     !ours.is_empty() && theirs.windows(ours.len()).any(|w| w == ours.as_slice())
 }
 
+/// The passages `text` quotes: three words or more between `"` and `"`, or `“` and `”` (an
+/// unclosed quotation runs to the text's end). Each is the byte range of the whole quotation,
+/// its marks included, and the words inside.
+pub(crate) fn quotations(text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find(['"', '\u{201c}']).map(|i| from + i) {
+        let mark = if text[at..].starts_with('"') {
+            '"'
+        } else {
+            '\u{201c}'
+        };
+        let close_mark = if mark == '"' { '"' } else { '\u{201d}' };
+        let inside = at + mark.len_utf8();
+        let close = text[inside..]
+            .find(close_mark)
+            .map_or(text.len(), |i| inside + i);
+        let end = (close + close_mark.len_utf8()).min(text.len());
+        let inner = &text[inside..close];
+        if inner.split_whitespace().count() >= MIN_WORDS {
+            out.push((at..end, inner));
+        }
+        from = end;
+    }
+    out
+}
+
 /// Whether each line of `quote` with words stands in `source` as a run of its words.
 fn quotes(quote: &str, source: &str) -> bool {
     let theirs = tokens(source);

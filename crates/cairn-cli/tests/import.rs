@@ -506,6 +506,61 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
     assert_eq!(role_of("Cargo.toml"), Some("tool"), "{spans:?}");
 }
 
+/// What the user typed while the agent worked (issue 36): Claude Code queues it, and the
+/// queued text is the only record of it unless it is delivered later as a user line. It is a
+/// user span, placed at the next message (or the log's end), and imported once; the tasks and
+/// notifications Claude Code queues, and slash commands, are not the user's words.
+#[test]
+fn a_message_the_user_queued_is_the_users_and_imported_once() {
+    let t = Tmp::new();
+    let q = |op: &str, text: &str| {
+        format!(
+            r#"{{"type":"queue-operation","operation":"{op}","sessionId":"s","content":{}}}"#,
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    let lines = [
+        r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":"Build the web app."}}"#.to_string(),
+        q("enqueue", "can you commit changes to each section atomically?"),
+        q("enqueue", r#"{"task_id":"b1","description":"Run tests"}"#),
+        q("enqueue", "/compact"),
+        q("enqueue", "also run the linter"),
+        r#"{"type":"queue-operation","operation":"remove","sessionId":"s"}"#.to_string(),
+        r#"{"type":"assistant","sessionId":"s","uuid":"a1","message":{"role":"assistant","content":"Building now."}}"#.to_string(),
+        r#"{"type":"user","sessionId":"s","uuid":"u2","message":{"role":"user","content":"also run the linter"}}"#.to_string(),
+        q("enqueue", "and push when green"),
+    ];
+    let log = t.file("queued.jsonl", (lines.join("\n") + "\n").as_bytes());
+    let o = import(&t, "claude-code", log.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let export = stdout(&t.cairn(&["export"], None));
+    let spans: Vec<(u64, String, String)> = (export.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["kind"] == "span")
+        .map(|v| {
+            (
+                v["turn"].as_u64().unwrap(),
+                v["role"].as_str().unwrap().to_string(),
+                v["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let said: Vec<(&str, &str)> = (spans.iter())
+        .map(|(_, r, t)| (r.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            ("user", "Build the web app."),
+            ("user", "can you commit changes to each section atomically?"),
+            ("user", "also run the linter"),
+            ("assistant", "Building now."),
+            ("user", "and push when green"),
+        ],
+        "{spans:?}"
+    );
+}
+
 /// A message whose fields have a shape cairn does not read is skipped and counted with the
 /// field's path, never fatal; an unknown field is counted; the well-shaped messages around
 /// them import (issue 24, points 3 and 4).
