@@ -1289,17 +1289,22 @@ impl Replay {
                 b.fabrication_rate,
                 b.laundering_rate
             ));
+            // The verdict's reasons first, then what the summary holds.
+            for (g, d) in &b.findings {
+                out.push_str(&format!("  {g}: {d}\n"));
+            }
             for (label, list) in [("new", &b.new), ("carried", &b.carried)] {
                 for c in list.iter() {
                     let judged = c
                         .judged
                         .map(|j| format!(" (judged {} here)", j.name()))
                         .unwrap_or_default();
+                    // A claim of several lines (a quoted code block) keeps them indented.
                     out.push_str(&format!(
                         "  {label:<8} {} {}{judged}: {}\n",
                         c.rid.short(),
                         c.status.name(),
-                        c.text
+                        c.text.trim_end().replace('\n', "\n             ")
                     ));
                 }
             }
@@ -1307,10 +1312,7 @@ impl Replay {
                 out.push_str(&format!("  dropped  {}: {t}\n", r.short()));
             }
             if !b.evicted.is_empty() {
-                out.push_str(&format!("  evicts turns {:?}\n", b.evicted));
-            }
-            for (g, d) in &b.findings {
-                out.push_str(&format!("  {g}: {d}\n"));
+                out.push_str(&format!("  evicts turns {}\n", turn_runs(&b.evicted)));
             }
         }
         for a in &self.actions {
@@ -1345,5 +1347,38 @@ impl Replay {
             out.push_str(&format!("\nwarning: {w}\n"));
         }
         out
+    }
+}
+
+/// Turns written as runs: "0-138, 140, 142-341".
+fn turn_runs(turns: &[u64]) -> String {
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &t in turns {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == t => *end = t,
+            _ => runs.push((t, t)),
+        }
+    }
+    (runs.iter())
+        .map(|(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::replay::turn_runs;
+
+    #[test]
+    fn evicted_turns_print_as_runs() {
+        assert_eq!(turn_runs(&[0, 1, 2, 3, 5, 7, 8]), "0-3, 5, 7-8");
+        assert_eq!(turn_runs(&[4]), "4");
+        assert_eq!(turn_runs(&[]), "");
     }
 }

@@ -380,8 +380,9 @@ fn a_swe_agent_trajectory_imports_actions_apart_from_observations() {
 }
 
 /// The README's forensic walkthrough: each `$ cairn ...` command of its `walkthrough` blocks is
-/// run from the repository's root, on a ledger of its own, and prints the lines shown under it
-/// (up to the `...` that marks where the README stops showing).
+/// run from the repository's root, each ledger it names (`NAME.redb`) a file of the test's own,
+/// and prints the lines shown under it (up to the `...` that marks where the README stops
+/// showing).
 #[test]
 fn the_readme_walkthrough_prints_what_it_shows() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -398,9 +399,9 @@ fn the_readme_walkthrough_prints_what_it_shows() {
         let command = lines.next().unwrap().strip_prefix("$ cairn ").unwrap();
         let shown: Vec<&str> = lines.take_while(|l| *l != "...").collect();
         let args: Vec<String> = (command.split_whitespace())
-            .map(|a| match a {
-                "walk.redb" => t.db().to_string_lossy().to_string(),
-                other => other.to_string(),
+            .map(|a| match a.strip_suffix(".redb") {
+                Some(_) => t.dir.path().join(a).to_string_lossy().to_string(),
+                None => a.to_string(),
             })
             .collect();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -414,8 +415,8 @@ fn the_readme_walkthrough_prints_what_it_shows() {
         blocks += 1;
     }
     assert_eq!(
-        blocks, 2,
-        "the README's walkthrough has an import and a why"
+        blocks, 4,
+        "the README's walkthrough has an import and a why, and an import and a replay"
     );
 }
 
