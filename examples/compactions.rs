@@ -1,14 +1,15 @@
 //! The gates on real compactions: the labelled set of `tests/data/compactions/` (`LABELS.md`
 //! there says how each label was decided and how a finding is judged right from it).
 //!
-//!     cargo run --release --example compactions [-- dev|fresh] [--show]
+//!     cargo run --release --example compactions [-- dev|fresh|fresh2] [--show]
 //!
 //! Each log of the split is imported into a ledger of its own (`xz` decompresses it); each of
 //! its Claude Code compactions is judged as the importer judges it. Printed, per split: how
 //! many findings that refuse a compaction are right, how many of all findings are right, the
 //! share of claims a reader calls unsupported or contradicted that got a finding or stayed
 //! unverified, per gate right and wrong, and how many refused compactions were repaired and
-//! admitted. `dev` is for tuning; `fresh` was committed before any gate change and is read once.
+//! admitted. `dev` is for tuning; `fresh` was committed before any gate change and read once (it is
+//! dev data since); `fresh2`, the second held-out half, is read once too.
 
 use cairn::gate::Gatekeeper;
 use cairn::import::{import, Format};
@@ -100,8 +101,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let split = args.next().unwrap_or_else(|| "dev".to_string());
     let show = args.any(|a| a == "--show");
-    if split != "dev" && split != "fresh" {
-        eprintln!("compactions: the split is dev or fresh, not {split:?}");
+    if !["dev", "fresh", "fresh2"].contains(&split.as_str()) {
+        eprintln!("compactions: the split is dev, fresh or fresh2, not {split:?}");
         std::process::exit(2);
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compactions");

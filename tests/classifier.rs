@@ -388,10 +388,15 @@ fn a_failure_whose_command_later_succeeds_asks_for_no_pin() {
             .collect();
         failed_attempts(&spans)
     };
-    let failed = "error TS2724: '\"x\"' has no exported member named 'y'";
+    let failed = "error: could not connect to server: Connection refused";
     assert_eq!(run(&[failed]), 1);
     assert_eq!(run(&[failed, "built in 3.2s"]), 0);
     assert_eq!(run(&[failed, failed]), 2);
+    // A failure of the work itself (a type error) is mended by changing the work: it asks
+    // for no pin, fixed later or not (seed 003: a failed attempt counts when its reason is
+    // what stops a retry).
+    let work = "error TS2724: '\"x\"' has no exported member named 'y'";
+    assert_eq!(run(&[work]), 0);
 }
 
 /// A command run in the background fails in the output a later call reads by the task's id:
@@ -403,7 +408,7 @@ fn a_background_failure_is_the_command_that_started_the_task() {
     let started =
         "Command running in background with ID: b2620ef. Output is being written to a file.";
     let read = r#"{"task_id":"b2620ef","block":true}"#;
-    let failed = "error TS2724: '\"x\"' has no exported member named 'y'";
+    let failed = "error: could not connect to server: Connection refused";
     let mut spans = vec![
         (Role::ToolCall, build),
         (Role::Tool, started),

@@ -426,6 +426,30 @@ fn hedge_stripped() {
         )]),
         "hedge-stripped",
     );
+    // A report that hedges another statement does not hedge this one.
+    let report = r#"{"kind":"span","stream":"g","turn":6,"role":"tool","text":"The nightly job wrote 40 rows to the audit table. The retry might be flaky."}"#;
+    let rows = |origin: &str| {
+        with(&[
+            report.into(),
+            summary(
+                &claim(
+                    "the nightly job wrote 40 rows to the audit table",
+                    origin,
+                    r#""turn:6""#,
+                ),
+                "",
+            )
+            .replace("turn:1..turn:5", "turn:1..turn:6"),
+        ])
+    };
+    passes(&rows("tool-output"), "hedge-stripped");
+    let hedged = rows("tool-output")
+        .replace("The retry might be flaky.", "It probably wrote them twice.")
+        .replace(
+            "The nightly job wrote 40 rows",
+            "The nightly job maybe wrote 40 rows",
+        );
+    fires(&hedged, "hedge-stripped", Effect::Flag);
 }
 
 #[test]
@@ -659,6 +683,42 @@ fn unpinned_reference_names_the_items() {
         ]),
         "unpinned-reference",
     );
+}
+
+/// A failed attempt asks for a pin when its failure stops a retry (seed 003): the program is
+/// not there. A summary that evicts it and never says so is refused; one that says so in its
+/// own words keeps it; a failure of the work itself asks for nothing.
+#[test]
+fn a_failure_that_stops_a_retry_is_kept_or_refused() {
+    let span = |text: &str| {
+        format!(
+            r#"{{"kind":"span","stream":"g","turn":12,"role":"tool","text":{}}}"#,
+            serde_json::to_string(text).unwrap()
+        )
+    };
+    let missing = span("Exit code 127\n(eval):1: command not found: psql");
+    let (_, out) = run(&with(&[missing.clone(), evicting_turn_12()]));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    let f = (o.findings.iter())
+        .find(|f| f.gate == "unpinned-reference")
+        .expect("the lost failure refuses");
+    assert!(
+        f.detail
+            .contains("failed-attempt '(eval):1: command not found: psql'"),
+        "{}",
+        f.detail
+    );
+    let noticed = r#"{"kind":"span","stream":"g","turn":11,"role":"assistant","text":"psql is not installed in this VM."}"#;
+    let said = evicting_turn_12().replace(
+        r#""claims":["#,
+        r#""claims":[{"text":"psql is not installed in this VM.","origin":"inferred","witnesses":["turn:11"]},"#,
+    );
+    passes(
+        &with(&[noticed.into(), missing, said]),
+        "unpinned-reference",
+    );
+    let work = span("error TS2724: 'x' has no exported member named 'y'");
+    passes(&with(&[work, evicting_turn_12()]), "unpinned-reference");
 }
 
 /// A summary claim that rests on the span an item came from carries the item, as it carries a

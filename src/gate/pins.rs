@@ -2,7 +2,7 @@
 //! whether an action does what a pinned prohibition forbids (SPEC.md sections 8.3 and 8.4).
 
 use crate::error::Result;
-use crate::record::{Pin, PinItem, Record, Rid};
+use crate::record::{Pin, PinClass, PinItem, Record, Rid};
 use crate::store::{Item, Read};
 use crate::text::{content, shell};
 use std::collections::{HashMap, HashSet};
@@ -49,9 +49,20 @@ pub(crate) fn unpinned<R: Read>(
     let items = read.items(stream)?;
     let fixed = fixed_later(read, stream, &items)?;
     let mut out = Vec::new();
-    for item in items {
+    for mut item in items {
         if witnessed.contains(&item.span) || fixed.contains(&item.span) {
             continue;
+        }
+        if item.class == PinClass::FailedAttempt {
+            let output = match read.get(&item.span)? {
+                Some(Record::Span(s)) => s.text,
+                _ => continue,
+            };
+            // The failure named by the line that says why a retry would fail.
+            match stops_a_retry(&output) {
+                Some(line) => item.text = line,
+                None => continue,
+            }
         }
         let have = content(&item.text);
         if !pin_words.iter().any(|want| share_met(want, &have) >= 0.5) {
@@ -61,12 +72,75 @@ pub(crate) fn unpinned<R: Read>(
     Ok(out)
 }
 
+/// What a failure says when the environment refuses the action itself, so that trying again
+/// would fail again: a program that is not there, access refused, a service not reachable at
+/// that address, a resource used up. Seed 003 puts in the decision-relevant set "prior failed
+/// attempts whose failure reason is the only thing preventing a retry"; a failure of the work
+/// itself (a test, a type check, a build, an edit that did not apply, a timeout of a step) is
+/// mended by changing the work and trying again, so it is history, not a constraint.
+const STOPS_A_RETRY: &[&str] = &[
+    "command not found",
+    "not installed",
+    "is not recognized as",
+    "no such command",
+    "permission denied",
+    "access denied",
+    "operation not permitted",
+    "eacces",
+    "not authorized",
+    "unauthorized",
+    "authentication failed",
+    "connection refused",
+    "econnrefused",
+    "cannot connect",
+    "could not connect",
+    "unable to connect",
+    "no route to host",
+    "network is unreachable",
+    "could not resolve host",
+    "name or service not known",
+    "no space left",
+    "out of memory",
+    "quota exceeded",
+    "rate limit",
+    "read-only file system",
+];
+
+/// The line of a failed attempt's output that says why a retry would fail ([`STOPS_A_RETRY`]),
+/// if one does: what the item then names.
+fn stops_a_retry(output: &str) -> Option<String> {
+    (output.lines().map(str::trim))
+        .find(|l| {
+            let l = l.to_lowercase();
+            STOPS_A_RETRY.iter().any(|c| l.contains(c))
+        })
+        .map(|l| l.chars().take(300).collect())
+}
+
+/// Whether `claim` keeps the retry-stopping failure `line` in its own words: it names what
+/// failed (a content word of the line beyond the failure's phrase, such as the program, host or
+/// path: "docker" of "command not found: docker") and says that it did not work (a negation or
+/// a denying word): "Docker was not accessible from the sandbox".
+pub(crate) fn keeps_failure(line: &str, claim: &str) -> bool {
+    let lower = line.to_lowercase();
+    let phrase: Vec<String> = (STOPS_A_RETRY.iter())
+        .filter(|c| lower.contains(*c))
+        .flat_map(|c| content(c))
+        .collect();
+    let said: HashSet<String> = content(claim).into_iter().collect();
+    let names = (content(line).iter())
+        .filter(|w| !phrase.contains(w) && !w.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|w| !["error", "eval", "fatal"].contains(&w.as_str()))
+        .any(|w| said.contains(w));
+    names && crate::text::clash::denies(claim)
+}
+
 /// The tool outputs whose failed attempt was fixed later (issue 36, point 10): the tool call
 /// just before the output ran a command that a later tool call of the stream ran again, word
 /// for word, and the output of that later call reports no failure. A failure that was fixed
 /// is history, not a constraint a summary must keep.
 fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSet<Rid>> {
-    use crate::record::{PinClass, Role, Span};
+    use crate::record::{Role, Span};
     let failing: HashSet<Rid> = (items.iter())
         .filter(|i| i.class == PinClass::FailedAttempt)
         .map(|i| i.span)

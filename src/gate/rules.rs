@@ -127,11 +127,11 @@ impl Witness<'_> {
         }
     }
 
-    /// Whether it is hedged: a span that hedges a statement (not a softened request or a
-    /// question), or a hedged or inferred claim.
-    fn hedged(&self) -> bool {
+    /// Whether it is hedged for `claim`: a span whose sentences that are the claim's source
+    /// hedge a statement (not a softened request or a question), or a hedged or inferred claim.
+    fn hedged(&self, claim: &str) -> bool {
         match self {
-            Witness::Span(s) => crate::text::hedges_a_statement(&s.text),
+            Witness::Span(s) => crate::text::hedges_for(claim, &s.text),
             Witness::Claim(c) => matches!(c.origin, Origin::Hedged | Origin::Inferred),
         }
     }
@@ -151,7 +151,7 @@ pub(crate) fn hedge_stripped(
     witnesses: &[Witness<'_>],
 ) -> Option<Finding> {
     let (_, tag, _) = wanted_role(&claim.origin)?;
-    if witnesses.is_empty() || !witnesses.iter().all(Witness::hedged) {
+    if witnesses.is_empty() || !witnesses.iter().all(|w| w.hedged(&claim.text)) {
         return None;
     }
     let support: Vec<String> = witnesses.iter().map(Witness::describe).collect();

@@ -8,8 +8,8 @@ use super::view::{rank_many, View, Vocab};
 use super::{Carry, Gatekeeper, Judged};
 use crate::error::Result;
 use crate::record::{
-    Claim, ClaimStatus, Finding, Gate, Origin, PinItem, Record, Rid, Role, Ruling, Span, Status,
-    Summary,
+    Claim, ClaimStatus, Finding, Gate, Origin, PinClass, PinItem, Record, Rid, Role, Ruling, Span,
+    Status, Summary,
 };
 use crate::store::{Batch, Item, Read, Trusted};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -578,10 +578,12 @@ impl Gatekeeper {
             let derived = resting.get(&item.span).map(Vec::as_slice);
             let keeps =
                 |c: &Claim| (!denies(text) || denies(&c.text)) && clash(&c.text, text).is_none();
+            let failure = item.class == PinClass::FailedAttempt;
             (claims.iter()).any(|(_, c, _)| {
                 c.text.trim() == text.trim()
                     || crate::text::verbatim::repeats(text, &c.text)
                     || (super::prose::is_about(text, &c.text) && keeps(c))
+                    || (failure && super::pins::keeps_failure(text, &c.text))
             }) || (derived.unwrap_or_default().iter()).any(|k| keeps(claims[*k].1))
         };
         let unpinned: Vec<Item> = (items.into_iter())

@@ -6,7 +6,8 @@
 //!   input as JSON); a `tool_result` block is the tool's output, named after its call; a
 //!   `thinking` block is the assistant's reasoning, a span of the assistant named `thinking`
 //!   (a summary restates what the model reasoned as often as what it said). A user line's text
-//!   inside `<local-command-stdout>` is what a slash command printed: a tool span. The result
+//!   inside `<local-command-stdout>` is what a slash command printed, and inside
+//!   `<task-notification>` a background task's report: tool spans. The result
 //!   of `AskUserQuestion` is the user's answer: a user span.
 //! - What the user types while the agent works is queued: a `queue-operation` line of
 //!   operation `enqueue` holds its text, and newer logs add an `attachment` of type
@@ -349,15 +350,20 @@ fn typed(text: &str) -> bool {
 /// of the user.
 const ASKS_THE_USER: &str = "AskUserQuestion";
 
-/// Who speaks a text of a user or assistant line: Claude Code writes what a slash command
-/// printed into a user line, inside `<local-command-stdout>` (or `-stderr`); that is a tool's
-/// output, not the user's words, so it is a tool span named `local-command`.
+/// Who speaks a text of a user or assistant line. Claude Code writes into user lines what is
+/// not the user's words: what a slash command printed, inside `<local-command-stdout>` (or
+/// `-stderr`), a tool span named `local-command`; and the report of a background task or
+/// subagent that finished, inside `<task-notification>`, a tool span named
+/// `task-notification`.
 fn speaker(role: Role, text: &str) -> (Role, Option<String>) {
     let t = text.trim_start();
-    if role == Role::User
-        && (t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>"))
-    {
+    if role != Role::User {
+        return (role, None);
+    }
+    if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
         (Role::Tool, Some("local-command".into()))
+    } else if t.starts_with("<task-notification>") {
+        (Role::Tool, Some("task-notification".into()))
     } else {
         (role, None)
     }

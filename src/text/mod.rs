@@ -594,6 +594,23 @@ pub fn hedges_a_statement(text: &str) -> bool {
     })
 }
 
+/// Whether `text` hedges the statement `claim` rests on: the sentences of the text that share
+/// the most content words with the claim (its source in the text) hedge a statement. A long
+/// report with one hedged sentence somewhere does not hedge what its other sentences state.
+/// When no sentence shares a word with the claim, the whole text is read.
+pub fn hedges_for(claim: &str, text: &str) -> bool {
+    let want: std::collections::HashSet<String> = content(claim).into_iter().collect();
+    let all = sentences(text);
+    let shared: Vec<usize> = (all.iter())
+        .map(|s| content(s).iter().filter(|w| want.contains(*w)).count())
+        .collect();
+    let best = shared.iter().copied().max().unwrap_or(0);
+    if best == 0 {
+        return hedges_a_statement(text);
+    }
+    (all.iter().zip(&shared)).any(|(s, n)| *n == best && hedges_a_statement(s))
+}
+
 /// Whether the text says "not sure", in any case (no character outside ASCII lower-cases to
 /// one of these letters, so comparing ASCII case-insensitively is exact).
 pub fn says_not_sure(text: &str) -> bool {

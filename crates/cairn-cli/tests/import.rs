@@ -365,7 +365,8 @@ fn a_swe_agent_trajectory_imports_actions_apart_from_observations() {
             "tool"
         ]
     );
-    // The observation's traceback is a failed attempt the classifier finds.
+    // The task's prohibition asks for a pin; the observation's traceback is a failure of the
+    // work, which the next edit mends, so it asks for none (SPEC.md 8.1, unpinned-reference).
     let o = t.cairn(
         &[
             "pin",
@@ -376,7 +377,12 @@ fn a_swe_agent_trajectory_imports_actions_apart_from_observations() {
         ],
         None,
     );
-    assert!(stdout(&o).contains("failed-attempt"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("prohibition 'Never run rm -rf"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!stdout(&o).contains("failed-attempt"), "{}", stdout(&o));
 }
 
 /// The README's forensic walkthrough: each `$ cairn ...` command of its `walkthrough` blocks is
@@ -481,6 +487,8 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q1","content":"User has answered: lazy rotation"},{"type":"tool_result","tool_use_id":"b1","content":"Cargo.toml"}]}}"#,
             "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
+            "\n",
         )
         .as_bytes(),
     );
@@ -505,6 +513,11 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
     assert_eq!(role_of("Set model to Opus"), Some("tool"), "{spans:?}");
     assert_eq!(role_of("lazy rotation"), Some("user"), "{spans:?}");
     assert_eq!(role_of("Cargo.toml"), Some("tool"), "{spans:?}");
+    assert_eq!(
+        role_of("Background command finished"),
+        Some("tool"),
+        "{spans:?}"
+    );
 }
 
 /// What the user typed while the agent worked (issue 36): Claude Code queues it, and the
