@@ -926,3 +926,41 @@ fn source_missing() {
     passes(&with(std::slice::from_ref(&here)), "source-missing");
     fires(&with(&[here]), "unanchored-claim", Effect::Strike);
 }
+
+/// A claim that names the user as its speaker while it cites the assistant's turn is right
+/// when a span of the user's holds the words it quotes; with no word of the user's, it is not.
+#[test]
+fn a_named_speaker_is_checked_against_the_words_it_quotes() {
+    let asked = r#"{"kind":"span","stream":"g","turn":6,"role":"user","text":"hmm, ok: keep the budget at 400 dollars for the whole migration"}"#;
+    let agreed = r#"{"kind":"span","stream":"g","turn":7,"role":"assistant","text":"Agreed: the budget stays at 400 dollars for the whole migration."}"#;
+    let quoting = |quote: &str| {
+        let text = format!(
+            "User mid-task message: \\\"{quote}\\\" - the budget stays at 400 dollars for the whole migration."
+        );
+        summary(&claim(&text, "user-said", r#""turn:7""#), "")
+            .replace("turn:1..turn:5", "turn:1..turn:7")
+    };
+    let detail = |lines: &str| {
+        let (_, out) = run(lines);
+        let o = out.last().unwrap().gate.as_ref().unwrap();
+        (o.findings.iter())
+            .filter(|f| f.gate == "fabricated-claim")
+            .map(|f| f.detail.clone())
+            .collect::<Vec<_>>()
+    };
+    let found = detail(&with(&[
+        asked.into(),
+        agreed.into(),
+        quoting("keep the budget at 400 dollars"),
+    ]));
+    assert!(found.is_empty(), "{found:?}");
+    // Near miss: the user never wrote it; only the assistant's words are in the stream.
+    let found = detail(&with(&[
+        agreed.into(),
+        quoting("keep the budget at 400 dollars"),
+    ]));
+    assert!(
+        found.iter().any(|d| d.contains("says the user did it")),
+        "{found:?}"
+    );
+}

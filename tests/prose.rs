@@ -240,3 +240,31 @@ fn a_prose_line_ingests_once_and_reports_each_claim() {
     assert_eq!(err.field.as_deref(), Some("text"));
     assert!(err.message.contains("not both"), "{}", err.message);
 }
+
+/// A sentence the finder cannot entail is still anchored, unverified, by the span that holds
+/// the words it quotes, or half of its identifiers (two or more); one whose quote no span
+/// holds stays unanchored and is struck.
+#[test]
+fn a_quote_or_its_identifiers_anchor_a_sentence_unverified() {
+    let anchored = |text: &str| {
+        let (ledger, rids) = ledger();
+        let p = propose(&ledger, rids, text);
+        let (appended, d) = &p.claims[0];
+        (
+            !d.witnesses.is_empty(),
+            p.outcome.struck.contains(&appended.rid),
+        )
+    };
+    assert_eq!(
+        anchored("Their last word on it was \"do not bump\", said with some force."),
+        (true, false)
+    );
+    assert_eq!(
+        anchored("The retry code went to src/net/client.rs after libfoo 2.3.1 was settled."),
+        (true, false)
+    );
+    assert_eq!(
+        anchored("Their last word on it was \"ship it on friday\", said with some force."),
+        (false, true)
+    );
+}

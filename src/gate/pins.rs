@@ -74,7 +74,8 @@ pub(crate) fn unpinned<R: Read>(
 
 /// What a failure says when the environment refuses the action itself, so that trying again
 /// would fail again: a program that is not there, access refused, a service not reachable at
-/// that address, a resource used up. Seed 003 puts in the decision-relevant set "prior failed
+/// that address, a resource used up. (An HTTP status such as 401 or 403 is the answer of the
+/// service under work, which the agent is changing, not the environment's.) Seed 003 puts in the decision-relevant set "prior failed
 /// attempts whose failure reason is the only thing preventing a retry"; a failure of the work
 /// itself (a test, a type check, a build, an edit that did not apply, a timeout of a step) is
 /// mended by changing the work and trying again, so it is history, not a constraint.
@@ -87,8 +88,6 @@ const STOPS_A_RETRY: &[&str] = &[
     "access denied",
     "operation not permitted",
     "eacces",
-    "not authorized",
-    "unauthorized",
     "authentication failed",
     "connection refused",
     "econnrefused",

@@ -235,10 +235,26 @@ impl Gatekeeper {
                 .find(|r| r.contradicts && r.entailment.is_some());
             witnesses.extend(clashing.map(|r| witness(r, r.entailment.unwrap_or(0.0), true)));
         }
-        // Nor that, but a span is plainly about it: that span anchors it, unverified.
+        // Nor that, but a span is plainly about it, or holds the words it quotes: that span
+        // anchors it, unverified.
         if witnesses.is_empty() {
+            let quoted = crate::text::verbatim::quotations(sentence);
+            let holds = |text: &str| {
+                (quoted.iter()).any(|(_, q)| crate::text::verbatim::stands_in(q, text))
+            };
+            let ids = text::code::identifiers(sentence);
+            let names_half = |text: &str| {
+                let held = ids.iter().filter(|i| text.contains(i.as_str())).count();
+                ids.len() >= 2 && 2 * held >= ids.len()
+            };
             let near = (ranked.iter().take(RERANKED))
-                .find(|r| is_about(sentence, &candidates[r.candidate].text));
+                .find(|r| is_about(sentence, &candidates[r.candidate].text))
+                .or_else(|| ranked.iter().find(|r| holds(&candidates[r.candidate].text)))
+                .or_else(|| {
+                    ranked
+                        .iter()
+                        .find(|r| names_half(&candidates[r.candidate].text))
+                });
             witnesses.extend(near.map(|r| Witness {
                 about: true,
                 ..witness(r, r.entailment.unwrap_or(0.0), false)

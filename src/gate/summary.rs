@@ -438,13 +438,11 @@ impl Gatekeeper {
         let quoted = crate::text::verbatim::quotations(&claim.text);
         let holds =
             |s: &Span| (quoted.iter()).any(|(_, q)| crate::text::verbatim::stands_in(q, &s.text));
-        if theirs.iter().any(|(_, s)| holds(s)) {
+        let about = |s: &Span| super::prose::is_about(&claim.text, &s.text);
+        if theirs.iter().any(|(_, s)| holds(s) || about(s)) {
             return Ok(true);
         }
         let near = view.candidates(vocab, &theirs, self.prefilter_share());
-        if (near.iter()).any(|(_, s)| super::prose::is_about(&claim.text, &s.text)) {
-            return Ok(true);
-        }
         let pairs: Vec<(&str, &str)> = (near.iter())
             .map(|(_, s)| (claim.text.as_str(), s.text.as_str()))
             .collect();

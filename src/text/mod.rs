@@ -780,7 +780,8 @@ pub(crate) fn frame_word(w: &str) -> bool {
         || SPEAKERS.iter().any(|(s, p)| *s == w && *p != Speaker::Tool)
 }
 
-/// The speaker a sentence begins with ("The user ...", "Customer ..."), if any.
+/// The speaker a sentence begins with ("The user ...", "Customer ..."), if any. A word joined
+/// on by a hyphen names no one: "Client-side rendering", "User-facing errors".
 pub(crate) fn named_speaker(sentence: &str) -> Option<Speaker> {
     let lower = sentence.trim_start().to_lowercase();
     let subject = lower.strip_prefix("the ").unwrap_or(&lower);
@@ -788,6 +789,9 @@ pub(crate) fn named_speaker(sentence: &str) -> Option<Speaker> {
         .chars()
         .take_while(|c| c.is_alphanumeric())
         .collect();
+    if subject[word.len()..].starts_with('-') {
+        return None;
+    }
     SPEAKERS.iter().find(|(w, _)| *w == word).map(|(_, s)| *s)
 }
 
@@ -943,6 +947,21 @@ pub(crate) fn reporting_frame(sentence: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_hyphenated_speaker_word_names_no_one() {
+        use crate::text::{named_speaker, Speaker};
+        assert_eq!(
+            named_speaker("The user asked for a rollback."),
+            Some(Speaker::User)
+        );
+        assert_eq!(
+            named_speaker("Client-side encryption: the server never sees keys."),
+            None
+        );
+        assert_eq!(named_speaker("User-facing errors are logged."), None);
+    }
+
     use crate::text::hedges_a_statement;
 
     #[test]
