@@ -8,7 +8,7 @@
 //!   (a summary restates what the model reasoned as often as what it said). A user line's text
 //!   inside `<local-command-stdout>` is what a slash command printed, and inside
 //!   `<task-notification>` a background task's report: tool spans. The result
-//!   of `AskUserQuestion` is the user's answer: a user span.
+//!   of `AskUserQuestion` that relays the user's answer is a user span.
 //! - What the user types while the agent works is queued: a `queue-operation` line of
 //!   operation `enqueue` holds its text, and newer logs add an `attachment` of type
 //!   `queued_command` when the agent reads it. Such a message is a user span placed where the
@@ -314,8 +314,8 @@ impl Translator {
                 let name = (b.tool_use_id.as_ref()).and_then(|id| self.calls.get(id).cloned());
                 let text = shape::text(&b.content);
                 // What the user answered to the assistant's question is the user's words, which
-                // the tool only relays.
-                let role = if name.as_deref() == Some(ASKS_THE_USER) {
+                // the tool only relays; when no one answered, the tool speaks for itself.
+                let role = if name.as_deref() == Some(ASKS_THE_USER) && relays_an_answer(&text) {
                     Role::User
                 } else {
                     Role::Tool
@@ -347,8 +347,19 @@ fn typed(text: &str) -> bool {
 }
 
 /// Claude Code's tool that asks the user a question: its result is the user's answer, a span
-/// of the user.
+/// of the user, when it relays one.
 const ASKS_THE_USER: &str = "AskUserQuestion";
+
+/// Whether a result of [`ASKS_THE_USER`] relays the user's answer ("User has answered your
+/// questions: ...", "The user answered: ...", or a refusal with what "the user said:"), not the
+/// tool's own words ("No response after 300s - the user may be away from keyboard").
+fn relays_an_answer(text: &str) -> bool {
+    let t = text.trim_start().to_lowercase();
+    ["user has answered", "the user answered", "user answered"]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || t.contains("the user said:")
+}
 
 /// Who speaks a text of a user or assistant line. Claude Code writes into user lines what is
 /// not the user's words: what a slash command printed, inside `<local-command-stdout>` (or

@@ -487,6 +487,10 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q1","content":"User has answered: lazy rotation"},{"type":"tool_result","tool_use_id":"b1","content":"Cargo.toml"}]}}"#,
             "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"a2","message":{"role":"assistant","content":[{"type":"tool_use","id":"q2","name":"AskUserQuestion","input":{"question":"Ship it?"}}]}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u4","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q2","content":"No response after 300s - the user may be away from keyboard."}]}}"#,
+            "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
             "\n",
         )
@@ -513,6 +517,7 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
     assert_eq!(role_of("Set model to Opus"), Some("tool"), "{spans:?}");
     assert_eq!(role_of("lazy rotation"), Some("user"), "{spans:?}");
     assert_eq!(role_of("Cargo.toml"), Some("tool"), "{spans:?}");
+    assert_eq!(role_of("No response after 300s"), Some("tool"), "{spans:?}");
     assert_eq!(
         role_of("Background command finished"),
         Some("tool"),
