@@ -1,7 +1,7 @@
 //! The gates on real compactions: the labelled set of `tests/data/compactions/` (`LABELS.md`
 //! there says how each label was decided and how a finding is judged right from it).
 //!
-//!     cargo run --release --example compactions [-- dev|fresh|fresh2] [--show]
+//!     cargo run --release --example compactions [-- dev|fresh|fresh2|SPLIT] [--show]
 //!
 //! Each log of the split is imported into a ledger of its own (`xz` decompresses it); each of
 //! its Claude Code compactions is judged as the importer judges it. Printed, per split: how
@@ -9,7 +9,8 @@
 //! share of claims a reader calls unsupported or contradicted that got a finding or stayed
 //! unverified, per gate right and wrong, and how many refused compactions were repaired and
 //! admitted. `dev` is for tuning; `fresh` was committed before any gate change and read once (it is
-//! dev data since); `fresh2`, the second held-out half, is read once too.
+//! dev data since); `fresh2`, the second held-out half, was read once too (dev data since); a
+//! later held-out half is another `labels_SPLIT.jsonl`, read once.
 
 use cairn::gate::Gatekeeper;
 use cairn::import::{import, Format};
@@ -101,13 +102,17 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let split = args.next().unwrap_or_else(|| "dev".to_string());
     let show = args.any(|a| a == "--show");
-    if !["dev", "fresh", "fresh2"].contains(&split.as_str()) {
-        eprintln!("compactions: the split is dev, fresh or fresh2, not {split:?}");
-        std::process::exit(2);
-    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/compactions");
-    let labels = std::fs::read_to_string(dir.join(format!("labels_{split}.jsonl")))
-        .expect("the labels of the split");
+    let labels = match std::fs::read_to_string(dir.join(format!("labels_{split}.jsonl"))) {
+        Ok(labels) if !split.contains(['/', '.']) => labels,
+        _ => {
+            eprintln!(
+                "compactions: no split {split:?}; a split is a labels_SPLIT.jsonl file of {} (dev, fresh, fresh2, ...)",
+                dir.display()
+            );
+            std::process::exit(2);
+        }
+    };
     let mut statements: HashMap<(String, u64), Vec<Statement>> = HashMap::new();
     let mut constraints: HashMap<(String, u64), Vec<Constraint>> = HashMap::new();
     for line in labels.lines() {

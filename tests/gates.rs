@@ -403,6 +403,23 @@ fn identifier_drift() {
         )]),
         "identifier-drift",
     );
+    // A code span that lists items names each one: each must stand in a turn, not the list.
+    let listing = |span: &str| {
+        with(&[summary(
+            &claim(
+                &format!("the cache and the port: `{span}`"),
+                "inferred",
+                r#""turn:4""#,
+            ),
+            "",
+        )])
+    };
+    passes(&listing("src/cache.rs, staging-db"), "identifier-drift");
+    fires(
+        &listing("src/cache.rs, staging-db.internal"),
+        "identifier-drift",
+        Effect::Strike,
+    );
 }
 
 #[test]

@@ -73,9 +73,18 @@ pub(crate) fn drifted(text: &str, raw: &[&str]) -> Vec<String> {
     let held = |i: &str, t: &str| {
         t.contains(i) || (i.contains(char::is_whitespace) && crate::text::verbatim::stands_in(i, t))
     };
+    let anywhere = |i: &str| raw.iter().any(|t| held(i, t));
+    // A code span that lists items (`sharerId, revokedAt IS NULL`) names each item: each is
+    // held somewhere, not the list as one run.
+    let listed = |i: &str| {
+        !i.contains(['(', ')', '[', ']', '{', '}', '"', '\''])
+            && i.contains(", ")
+            && i.split(", ")
+                .all(|p| !p.trim().is_empty() && anywhere(p.trim()))
+    };
     crate::text::code::identifiers(text)
         .into_iter()
-        .filter(|i| !raw.iter().any(|t| held(i, t)))
+        .filter(|i| !anywhere(i) && !listed(i))
         .collect()
 }
 
