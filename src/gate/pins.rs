@@ -2,7 +2,7 @@
 //! whether an action does what a pinned prohibition forbids (SPEC.md sections 8.3 and 8.4).
 
 use crate::error::Result;
-use crate::record::{Pin, PinClass, PinItem, Record, Rid};
+use crate::record::{Pin, PinClass, PinItem, Record, Rid, Role, Span};
 use crate::store::{Item, Read};
 use crate::text::{content, shell};
 use std::collections::{HashMap, HashSet};
@@ -47,19 +47,25 @@ pub(crate) fn unpinned<R: Read>(
     let witnessed: HashSet<Rid> = pins.iter().filter_map(|(_, p, _)| p.witness).collect();
     let pin_words: Vec<Vec<String>> = pins.iter().map(|(_, p, _)| key_words(&p.text)).collect();
     let items = read.items(stream)?;
-    let fixed = fixed_later(read, stream, &items)?;
+    // The stream's spans, read once, when a failed attempt asks for them.
+    let mut spans: Vec<(Rid, Span)> = Vec::new();
+    if items.iter().any(|i| i.class == PinClass::FailedAttempt) {
+        for (_, rid) in read.turns(stream, 0, u64::MAX)? {
+            if let Some(Record::Span(s)) = read.get(&rid)? {
+                spans.push((rid, s));
+            }
+        }
+    }
+    let fixed = fixed_later(&spans, &items);
+    let texts: HashMap<Rid, &str> = spans.iter().map(|(r, s)| (*r, s.text.as_str())).collect();
     let mut out = Vec::new();
     for mut item in items {
         if witnessed.contains(&item.span) || fixed.contains(&item.span) {
             continue;
         }
         if item.class == PinClass::FailedAttempt {
-            let output = match read.get(&item.span)? {
-                Some(Record::Span(s)) => s.text,
-                _ => continue,
-            };
             // The failure named by the line that says why a retry would fail.
-            match stops_a_retry(&output) {
+            match texts.get(&item.span).and_then(|t| stops_a_retry(t)) {
                 Some(line) => item.text = line,
                 None => continue,
             }
@@ -138,21 +144,14 @@ pub(crate) fn keeps_failure(line: &str, claim: &str) -> bool {
 /// just before the output ran a command that a later tool call of the stream ran again, word
 /// for word, and the output of that later call reports no failure. A failure that was fixed
 /// is history, not a constraint a summary must keep.
-fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSet<Rid>> {
-    use crate::record::{Role, Span};
+fn fixed_later(spans: &[(Rid, Span)], items: &[Item]) -> HashSet<Rid> {
     let failing: HashSet<Rid> = (items.iter())
         .filter(|i| i.class == PinClass::FailedAttempt)
         .map(|i| i.span)
         .collect();
     let mut fixed = HashSet::new();
     if failing.is_empty() {
-        return Ok(fixed);
-    }
-    let mut spans: Vec<(Rid, Span)> = Vec::new();
-    for (_, rid) in read.turns(stream, 0, u64::MAX)? {
-        if let Some(Record::Span(s)) = read.get(&rid)? {
-            spans.push((rid, s));
-        }
+        return fixed;
     }
     // Each tool call's command and whether its output (the next span, a tool's) failed. A
     // call that reads a background task's output stands for the command that started the task.
@@ -162,12 +161,13 @@ fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSe
         if w[0].1.role != Role::ToolCall || w[1].1.role != Role::Tool {
             continue;
         }
-        let cmd = command(&w[0].1.text);
+        let args: Option<serde_json::Value> = serde_json::from_str(&w[0].1.text).ok();
+        let cmd = command(args.as_ref(), &w[0].1.text);
         if let Some(id) = background_id(&w[1].1.text) {
             started.insert(id, cmd.clone());
         }
-        let cmd = task_read(&w[0].1.text)
-            .and_then(|id| started.get(&id).cloned())
+        let cmd = (args.as_ref().and_then(task_read))
+            .and_then(|id| started.get(id).cloned())
             .unwrap_or(cmd);
         runs.push((i + 1, cmd, failing.contains(&w[1].0)));
     }
@@ -177,7 +177,7 @@ fn fixed_later<R: Read>(read: &R, stream: &str, items: &[Item]) -> Result<HashSe
             fixed.insert(spans[*at].0);
         }
     }
-    Ok(fixed)
+    fixed
 }
 
 /// The id a tool's output gives to a command it started in the background: "... running in
@@ -192,21 +192,15 @@ fn background_id(output: &str) -> Option<String> {
 
 /// The background task a tool call reads the output of: its `task_id`, `bash_id` or
 /// `shell_id` argument.
-fn task_read(call: &str) -> Option<String> {
-    let args: serde_json::Value = serde_json::from_str(call).ok()?;
+fn task_read(args: &serde_json::Value) -> Option<&str> {
     ["task_id", "bash_id", "shell_id"]
         .iter()
         .find_map(|k| args.get(k).and_then(|v| v.as_str()))
-        .map(str::to_string)
 }
 
 /// A tool call's command: its `command` argument when it has one, else its arguments whole.
-fn command(call: &str) -> String {
-    let args: Option<serde_json::Value> = serde_json::from_str(call).ok();
-    let cmd = args
-        .as_ref()
-        .and_then(|a| a.get("command"))
-        .and_then(|c| c.as_str());
+fn command(args: Option<&serde_json::Value>, call: &str) -> String {
+    let cmd = args.and_then(|a| a.get("command")).and_then(|c| c.as_str());
     cmd.unwrap_or(call)
         .split_whitespace()
         .collect::<Vec<_>>()

@@ -239,9 +239,7 @@ impl Gatekeeper {
         // anchors it, unverified.
         if witnesses.is_empty() {
             let quoted = crate::text::verbatim::quotations(sentence);
-            let holds = |text: &str| {
-                (quoted.iter()).any(|(_, q)| crate::text::verbatim::stands_in(q, text))
-            };
+            let holds = |text: &str| crate::text::verbatim::holds_quoted(&quoted, text);
             let ids = text::code::identifiers(sentence);
             let names_half = |text: &str| {
                 let held = ids.iter().filter(|i| text.contains(i.as_str())).count();

@@ -436,8 +436,7 @@ impl Gatekeeper {
             .cloned()
             .collect();
         let quoted = crate::text::verbatim::quotations(&claim.text);
-        let holds =
-            |s: &Span| (quoted.iter()).any(|(_, q)| crate::text::verbatim::stands_in(q, &s.text));
+        let holds = |s: &Span| crate::text::verbatim::holds_quoted(&quoted, &s.text);
         let about = |s: &Span| super::prose::is_about(&claim.text, &s.text);
         if theirs.iter().any(|(_, s)| holds(s) || about(s)) {
             return Ok(true);

@@ -102,6 +102,11 @@ pub(crate) fn quotations(text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
     out
 }
 
+/// Whether `text` holds one of the passages `quoted` ([`quotations`]) word for word.
+pub(crate) fn holds_quoted(quoted: &[(std::ops::Range<usize>, &str)], text: &str) -> bool {
+    quoted.iter().any(|(_, q)| stands_in(q, text))
+}
+
 /// Whether each line of `quote` with words stands in `source` as a run of its words.
 fn quotes(quote: &str, source: &str) -> bool {
     let theirs = tokens(source);
