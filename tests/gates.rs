@@ -128,6 +128,15 @@ fn unanchored_claim() {
         "unanchored-claim",
     );
     strikes("Status: moved the staging DB to port 5433");
+    // An abstractive claim a runtime writes without witnesses is struck all the same: only
+    // cairn's prose finder, having recorded the span nearest it, spares one (prose.rs).
+    let inferred = |text: &str| with(&[summary(&claim(text, "inferred", ""), "")]);
+    fires(
+        &inferred("Root cause identified but NOT YET FIXED"),
+        "unanchored-claim",
+        Effect::Strike,
+    );
+    strikes("Root cause identified but NOT YET FIXED");
 }
 
 #[test]

@@ -153,6 +153,25 @@ fn a_fabricated_sentence_is_unanchored_and_struck_and_the_rest_stands() {
 }
 
 #[test]
+fn an_abstractive_sentence_no_span_places_stays_unanchored_without_a_finding() {
+    // Near miss of the fabricated sentence above: it names nothing a span would hold word for
+    // word (no identifier, digit, quoted passage or name), so the word scorer's failing to
+    // place it is no evidence it was made up. It is kept, unanchored and never verified.
+    let (ledger, rids) = ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "We are still on libfoo 2.3.1. Hit the context budget before completing the design.",
+    );
+    let (appended, d) = &p.claims[1];
+    assert!(d.witnesses.is_empty(), "{d:?}");
+    assert!(p.outcome.admitted, "{:?}", p.outcome.findings);
+    assert!(p.outcome.struck.is_empty(), "{:?}", p.outcome.findings);
+    let status = p.outcome.claims.iter().find(|c| c.claim == appended.rid);
+    assert_eq!(status.map(|c| c.status), Some(Status::Unanchored));
+}
+
+#[test]
 fn a_contradicted_sentence_is_struck_and_its_near_miss_admitted() {
     let (ledger, rids) = ledger();
     // Nothing supports it and the turn it speaks of clashes with it: the finder's reading, so

@@ -76,6 +76,11 @@ pub struct Derived {
     pub ranked: Vec<Ranked>,
     /// Why, in a sentence.
     pub why: String,
+    /// For an abstractive sentence no candidate places (it names nothing a span would hold
+    /// word for word: `text::prose::names_nothing_checkable`): the span nearest it by BM25,
+    /// judged `neutral` and not cited. The claim stays unanchored; the recorded judgement shows
+    /// the finder looked, and `unanchored-claim` does not strike it (SPEC.md 8.1, 8.8).
+    pub nearest: Option<Witness>,
 }
 
 /// The candidates of a prose compaction of `stream`: the spans it covers; or, when it names
@@ -327,12 +332,27 @@ impl Gatekeeper {
                 ),
                 _ => "the summary covers nothing to support it; it is unanchored".to_string(),
             };
+            let nearest = (witnesses.is_empty()
+                && crate::text::prose::names_nothing_checkable(&sentence))
+            .then(|| ranked.first().filter(|r| r.bm25 > 0.0))
+            .flatten()
+            .and_then(|r| {
+                let c = &from[r.candidate];
+                c.turn.map(|(turn, _)| Witness {
+                    rid: c.rid,
+                    turn: Some(turn),
+                    entailment: r.entailment.unwrap_or(0.0),
+                    contradicts: false,
+                    about: true,
+                })
+            });
             out.push(Derived {
                 sentence,
                 origin,
                 witnesses,
                 ranked: ranked.into_iter().take(MAX_WITNESSES).collect(),
                 why,
+                nearest,
             });
         }
         Ok(out)
@@ -403,7 +423,8 @@ impl Gatekeeper {
             if out.iter().any(|(a, _)| a.rid == appended.rid) {
                 continue;
             }
-            for w in d.witnesses.iter().filter(|w| w.turn.is_some()) {
+            let judged = d.witnesses.iter().chain(&d.nearest);
+            for w in judged.filter(|w| w.turn.is_some()) {
                 {
                     batch.append(Judgement {
                         claim: appended.rid,

@@ -41,9 +41,19 @@ pub(crate) fn missing_origin(rid: Rid, claim: &Claim) -> Option<Finding> {
 }
 
 /// `unanchored-claim`: no raw-span ancestor through any chain of witnesses; not for a
-/// sentence that states what is still to be done (a plan asserts no history).
-pub(crate) fn unanchored_claim(rid: Rid, claim: &Claim, anchored: bool) -> Option<Finding> {
-    (!anchored && !crate::text::prose::states_intent(&claim.text)).then(|| {
+/// sentence that states what is still to be done (a plan asserts no history), nor for an
+/// abstractive sentence of a prose compaction that names nothing a span would hold word for
+/// word, for which the finder recorded the span nearest it (`nearest_judged`): a word scorer
+/// cannot place such a sentence, which is no evidence it was made up. Both stay unanchored.
+pub(crate) fn unanchored_claim(
+    rid: Rid,
+    claim: &Claim,
+    anchored: bool,
+    nearest_judged: bool,
+) -> Option<Finding> {
+    use crate::text::prose::{names_nothing_checkable, states_intent};
+    let abstractive = nearest_judged && names_nothing_checkable(&claim.text);
+    (!anchored && !states_intent(&claim.text) && !abstractive).then(|| {
         finding(Gate::UnanchoredClaim, rid, format!(
             "claim {} has no raw-span ancestor through any chain of witnesses; cite the spans it comes from",
             quote(&claim.text)

@@ -264,7 +264,13 @@ impl Gatekeeper {
         } = judged;
         let grounding = view.grounding(&rid)?;
         findings.extend(rules::missing_origin(rid, claim));
-        findings.extend(rules::unanchored_claim(rid, claim, grounding.anchored));
+        let nearest = !grounding.anchored && view.nearest_judged(rid, claim)?;
+        findings.extend(rules::unanchored_claim(
+            rid,
+            claim,
+            grounding.anchored,
+            nearest,
+        ));
         let (ancestors, carried) = view.ancestry(rid)?;
         let flags = provenance(view, rid, claim, grounding, &ancestors, findings)?;
         // Witness first: the claim against the raw spans it cites (its raw ancestors, when it

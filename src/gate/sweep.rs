@@ -89,7 +89,8 @@ fn unanchored<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<
     for c in view.read.unanchored_claims()? {
         if let Some(claim) = view.claim(c)? {
             if found.wanted(&claim.stream) {
-                if let Some(f) = rules::unanchored_claim(c, &claim, false) {
+                let nearest = view.nearest_judged(c, &claim)?;
+                if let Some(f) = rules::unanchored_claim(c, &claim, false, nearest) {
                     found.add(&claim.stream, f);
                 }
             }

@@ -162,6 +162,13 @@ impl<'a, R: Read> View<'a, R> {
         Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| neutral.contains(w)))
     }
 
+    /// Whether the prose finder recorded a span nearest an unplaced claim: a `neutral`
+    /// judgement of a span the claim does not cite (SPEC.md 8.8).
+    pub fn nearest_judged(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
+        let neutral = self.judged(rid, crate::record::Relation::Neutral)?;
+        Ok(neutral.iter().any(|s| !claim.witnesses.contains(s)))
+    }
+
     /// Whether the prose finder cited every span `claim` cites as one that contradicts it
     /// (nothing supported the sentence, and the span it speaks of clashes with it): a recorded
     /// `contradicts` judgement names each pair.

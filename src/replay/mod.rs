@@ -663,7 +663,19 @@ fn unjudged_losses<R: Read>(
             _ => None,
         })
         .collect();
-    let found = rules::unanchored_claim(rid, claim, grounding.anchored)
+    let mut nearest = false;
+    if !grounding.anchored {
+        for dep in w.dependents(&rid)?.iter() {
+            if let Some((_, r)) = w.record(dep)? {
+                if let Record::Judgement(j) = &*r {
+                    nearest |= j.claim == rid
+                        && j.relation == crate::record::Relation::Neutral
+                        && !claim.witnesses.contains(&j.span);
+                }
+            }
+        }
+    }
+    let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest)
         .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None, &[]))
         .into_iter()
         .chain(rules::hedge_stripped(rid, claim, &witnesses))

@@ -150,7 +150,7 @@ pub fn clash(a: &str, b: &str) -> Option<Clash> {
 /// "share"). Each is left out.
 fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for line in unquoted(text).lines() {
+    for line in without_code_passages(&unquoted(text)).lines() {
         if super::is_code_line(line) {
             out.push('\n');
             continue;
@@ -189,6 +189,30 @@ fn is_code(token: &str) -> bool {
         .any(|p| t.contains(p))
 }
 
+/// `text` without its code passages: a span between backticks that holds white space
+/// (`` `from app.cli import create_app` ``) is a line of code, which states nothing; a span of
+/// one token (`` `cmd_clipboard` ``) names a thing and stays, a value like any other.
+fn without_code_passages(text: &str) -> String {
+    let pieces: Vec<&str> = text.split('`').collect();
+    let closed = pieces.len() - usize::from(pieces.len().is_multiple_of(2));
+    let mut out = String::with_capacity(text.len());
+    for (k, piece) in pieces.iter().enumerate() {
+        let code = k % 2 == 1 && k < closed;
+        if code && piece.trim().contains(char::is_whitespace) {
+            out.push(' ');
+        } else {
+            if code {
+                out.push('`');
+            }
+            out.push_str(piece);
+            if code {
+                out.push('`');
+            }
+        }
+    }
+    out
+}
+
 /// `text` without the passages it quotes ([`super::verbatim::quotations`]).
 fn unquoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -202,14 +226,15 @@ fn unquoted(text: &str) -> String {
     out
 }
 
-/// Whether a text asks rather than states: it ends in `?` or opens with a question word. A
-/// question asserts nothing a span could contradict.
+/// Whether a text asks rather than states: it ends in `?`, opens with a question word, or
+/// leaves a choice open with "whether" ("Decide whether to ship the marker"). A question
+/// asserts nothing a span could contradict.
 fn asks(text: &str) -> bool {
-    const ASKING: &[&str] = &[
-        "what", "why", "how", "which", "who", "whether", "when", "where",
-    ];
+    const ASKING: &[&str] = &["what", "why", "how", "which", "who", "when", "where"];
     let first = text.split_whitespace().next().unwrap_or("").to_lowercase();
-    text.trim_end().ends_with('?') || ASKING.contains(&first.as_str())
+    text.trim_end().ends_with('?')
+        || ASKING.contains(&first.as_str())
+        || super::words(text).iter().any(|w| w == "whether")
 }
 
 /// Whether `ours` holds the words of `sentence` (three or more) as a run: the text quotes it,
@@ -610,6 +635,37 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn an_open_choice_and_a_code_passage_assert_nothing() {
+        // "whether" leaves the choice open: no side of it is asserted.
+        assert_eq!(
+            clash(
+                "P4: Decide whether to ship the typing marker",
+                "We will not ship the typing marker yet"
+            ),
+            None
+        );
+        // Near miss: stated, the same words clash.
+        assert!(clash(
+            "P4: ship the typing marker",
+            "We will not ship the typing marker yet"
+        )
+        .is_some());
+        // A passage of code in backticks states nothing; the sentence around it still does.
+        assert_eq!(
+            clash(
+                "`from app.cli import create_app` raised ImportError in the CLI tests",
+                "the CLI tests cannot import create_app from app.cli"
+            ),
+            None
+        );
+        assert!(clash(
+            "the CLI tests import create_app from app.cli",
+            "the CLI tests cannot import create_app from app.cli"
+        )
+        .is_some());
     }
 
     #[test]

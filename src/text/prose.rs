@@ -75,6 +75,38 @@ pub fn states_intent(sentence: &str) -> bool {
     words.len() <= 4 && words.iter().any(|w| AHEAD.contains(&w.as_str()))
 }
 
+/// Whether a sentence names nothing a span would hold word for word: no code identifier
+/// (`text::code`), no digit, no quoted passage and no name (a capitalised word inside the
+/// sentence: "migrated to Kubernetes"). Such a sentence is abstractive ("Root cause identified
+/// but NOT YET FIXED"): its support may be spread over several turns in other words, so a word
+/// scorer that finds no span about it has no evidence it was made up.
+pub fn names_nothing_checkable(sentence: &str) -> bool {
+    !sentence.contains(|c: char| c.is_ascii_digit())
+        && crate::text::code::identifiers(sentence).is_empty()
+        && crate::text::verbatim::quotations(sentence).is_empty()
+        && !names_someone(sentence)
+}
+
+/// Whether a sentence holds a name: a word in capitals and small letters ("Kubernetes",
+/// "PostgreSQL") that is not the first word of the sentence or of what follows its label
+/// ("Current work: All done"), nor the pronoun "I". A label's own words (before a colon, four
+/// words at most) are not the sentence's.
+fn names_someone(sentence: &str) -> bool {
+    let t = sentence.trim_start_matches(['*', '#', '-', ' ']);
+    let body = match t.split_once(':') {
+        Some((label, rest)) if super::words(label).len() <= 4 => rest,
+        _ => t,
+    };
+    body.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .skip(1)
+        .any(|w| {
+            let mut cs = w.chars();
+            cs.next().is_some_and(|c| c.is_uppercase()) && cs.any(|c| c.is_lowercase()) && w != "I"
+        })
+}
+
 /// The state of [`claims`] between lines.
 #[derive(Default)]
 struct Reader {
