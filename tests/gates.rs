@@ -990,3 +990,43 @@ fn a_named_speaker_is_checked_against_the_words_it_quotes() {
         "{found:?}"
     );
 }
+
+/// Keeping a disconfirmer in the window changes which evicted spans rank nearest a claim: the
+/// repair keeps every span that contradicts a claim it keeps, however many rounds that takes,
+/// and is admitted. Six tool turns contradict the claim; the gate reads four per claim.
+#[test]
+fn a_repair_keeps_every_evicted_disconfirmer() {
+    let mut lines = vec![];
+    for t in 6..=11 {
+        lines.push(format!(
+            r#"{{"kind":"span","stream":"g","turn":{t},"role":"tool","name":"psql","text":"staging DB listens on port 543{t} (check {t})"}}"#
+        ));
+    }
+    let s = summary(
+        &claim(
+            "the staging DB listens on port 5433",
+            "user-said",
+            r#""turn:1""#,
+        ),
+        "",
+    )
+    .replace(
+        r#""covers":["turn:1..turn:5"]"#,
+        r#""covers":["turn:1..turn:11"]"#,
+    )
+    .replace(r#""evicts":[]"#, r#""evicts":["turn:6..turn:11"]"#);
+    lines.push(s.clone());
+    let (_, out) = run(&with(&lines));
+    let o = out.last().unwrap().gate.as_ref().unwrap();
+    assert!(!o.admitted, "{:?}", o.findings);
+    let found = (o.findings.iter())
+        .filter(|f| f.gate == "evicted-disconfirmer")
+        .count();
+    assert!(found >= 1, "{:?}", o.findings);
+    let repair = o.repair.as_ref().expect("a refusal comes with its repair");
+    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
+    // Near miss: evicting none of them, the proposal is admitted as it is.
+    lines.pop();
+    lines.push(s.replace(r#""evicts":["turn:6..turn:11"]"#, r#""evicts":[]"#));
+    passes(&with(&lines), "evicted-disconfirmer");
+}

@@ -128,6 +128,20 @@ impl Gatekeeper {
             set.sort_unstable();
             set.dedup();
         }
+        // Keeping a disconfirmer in the window changes which evicted spans rank nearest a
+        // claim, so the repair is judged again, without writing, until it evicts no span that
+        // contradicts a claim it keeps (a few rounds; each keeps at least one span more).
+        for _ in 0..4 {
+            let mut record: Record = repair.clone().into();
+            record.canonicalize();
+            let rid = Rid::of_bytes(&crate::record::encode(&record));
+            let judged = self.judge_summary(batch, &repair, rid)?;
+            let more: HashSet<Rid> = judged.keep.into_iter().collect();
+            if more.is_empty() {
+                break;
+            }
+            repair.evicts.retain(|e| !more.contains(e));
+        }
         let (changes, text) = describe(batch, proposal, refused, &repair)?;
         let (outcome, _) = self.gate_summary(batch, repair)?;
         Ok(Repair {

@@ -313,9 +313,25 @@ fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
     let kept: Vec<(usize, &String)> = (words.iter().enumerate())
         .filter(|(_, w)| kind_of(w).is_some() || (!STOP.contains(w.as_str()) && !negates(w)))
         .collect();
+    // A number or version that opens a sentence or list item and is followed by a capitalised
+    // word numbers the item ("3.5 Add the flag", "2. Run the tests"), as "step 3" does.
+    let opening = {
+        let t = sentence.trim_start_matches(|c: char| "-*#>[]`x ".contains(c));
+        let mut it = t.split_whitespace();
+        let first = it.next().unwrap_or("").trim_end_matches(['.', ')', ':']);
+        let next_capital = it
+            .next()
+            .and_then(|n| n.chars().next())
+            .is_some_and(char::is_uppercase);
+        (next_capital && !first.is_empty() && first.chars().all(|c| c.is_ascii_digit() || c == '.'))
+            .then(|| first.to_string())
+    };
     let mut out = Vec::new();
     for (k, (i, w)) in kept.iter().enumerate() {
         let kind = kind_of(w);
+        if *i == 0 && opening.as_deref() == Some(w.as_str()) {
+            continue;
+        }
         // Only numbers and versions are values here: codes and hashes name things, and a
         // number after a word that numbers items ("test 6.1", "step 3") names the item.
         // So does each number of a run after one ("tests 1-13", "steps 2 3").
@@ -338,26 +354,40 @@ fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
     out
 }
 
+/// A number as digits: a number word ("eight") read as its value, any other word as it is.
+fn as_digits(w: &str) -> String {
+    match NUMBER_WORDS.iter().position(|n| *n == w) {
+        Some(i) => (i + 1).to_string(),
+        None => w.to_string(),
+    }
+}
+
+/// The words of a text, numbers as digits: what it states, to compare values with.
+fn stated(text: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for_each_word(text, |w| v.push(as_digits(w)));
+    v
+}
+
 /// Another value of the same attribute: an identifier of one kind on each side, different,
 /// with a content word near both (`libfoo` near `2.4.0` and near `2.3.1`), where the other
-/// side's whole text (`whole`, of which `b` is a sentence) nowhere states the first side's value.
+/// side's whole text (`whole`, of which `b` is a sentence) nowhere states the first side's
+/// value, nor `a` the other's ("8 of 9 seams" states the "eight" of its witness). A number
+/// word and its digits are one value.
 fn value(a: &str, b: &str, whole: &str) -> Option<Clash> {
     let mut theirs_all = Vec::new();
     for sb in super::sentences(b) {
         theirs_all.extend(values(sb));
     }
-    let stated: Vec<String> = {
-        let mut v = Vec::new();
-        for_each_word(whole, |w| v.push(w.to_string()));
-        v
-    };
+    let (stated, ours_stated) = (stated(whole), stated(a));
     for sa in super::sentences(a) {
         for (x, kind, near) in values(sa) {
-            if stated.contains(&x) {
+            if stated.contains(&as_digits(&x)) {
                 continue;
             }
             for (y, k, theirs) in &theirs_all {
-                if *k == kind && *y != x && near.iter().any(|n| theirs.contains(n)) {
+                let other = as_digits(y) != as_digits(&x) && !ours_stated.contains(&as_digits(y));
+                if *k == kind && other && near.iter().any(|n| theirs.contains(n)) {
                     return Some(Clash::Value {
                         ours: x,
                         theirs: y.clone(),
@@ -635,6 +665,36 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_number_that_labels_an_item_or_is_stated_on_both_sides_is_no_other_value() {
+        // "3.5" numbers the task, as "step 3" would; stated as a value, it clashes.
+        assert_eq!(
+            clash(
+                "[ ] 3.5 Add the java version input to the workflow",
+                "3.4 Add the java version input to the workflow"
+            ),
+            None
+        );
+        assert!(clash(
+            "the workflow pins java version 3.5",
+            "the workflow pins java version 3.4"
+        )
+        .is_some());
+        // "eight" is the claim's own 8: no other value of the seams.
+        assert_eq!(
+            clash(
+                "F3: 8 of 9 seams unverified.",
+                "Eight seams are still unverified."
+            ),
+            None
+        );
+        assert!(clash(
+            "F3: 7 seams unverified.",
+            "Eight seams are still unverified."
+        )
+        .is_some());
     }
 
     #[test]
