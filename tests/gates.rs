@@ -625,8 +625,8 @@ fn depth_exceeded_flags_and_a_separate_pass_resets() {
     );
 }
 
-/// A summary covering turns 1 to 12 that evicts turn 12, with one claim resting on turn 1.
-fn evicting_turn_12() -> String {
+/// A summary covering turns 1 to `to` that evicts `evicts`, with one claim resting on turn 1.
+fn port_claim_evicting(to: u64, evicts: &str) -> String {
     summary(
         &claim(
             "the staging DB listens on port 5433",
@@ -637,9 +637,14 @@ fn evicting_turn_12() -> String {
     )
     .replace(
         r#""covers":["turn:1..turn:5"]"#,
-        r#""covers":["turn:1..turn:12"]"#,
+        &format!(r#""covers":["turn:1..turn:{to}"]"#),
     )
-    .replace(r#""evicts":[]"#, r#""evicts":["turn:12"]"#)
+    .replace(r#""evicts":[]"#, &format!(r#""evicts":["{evicts}"]"#))
+}
+
+/// A summary covering turns 1 to 12 that evicts turn 12, with one claim resting on turn 1.
+fn evicting_turn_12() -> String {
+    port_claim_evicting(12, "turn:12")
 }
 
 #[test]
@@ -1002,19 +1007,7 @@ fn a_repair_keeps_every_evicted_disconfirmer() {
             r#"{{"kind":"span","stream":"g","turn":{t},"role":"tool","name":"psql","text":"staging DB listens on port 543{t} (check {t})"}}"#
         ));
     }
-    let s = summary(
-        &claim(
-            "the staging DB listens on port 5433",
-            "user-said",
-            r#""turn:1""#,
-        ),
-        "",
-    )
-    .replace(
-        r#""covers":["turn:1..turn:5"]"#,
-        r#""covers":["turn:1..turn:11"]"#,
-    )
-    .replace(r#""evicts":[]"#, r#""evicts":["turn:6..turn:11"]"#);
+    let s = port_claim_evicting(11, "turn:6..turn:11");
     lines.push(s.clone());
     let (_, out) = run(&with(&lines));
     let o = out.last().unwrap().gate.as_ref().unwrap();
