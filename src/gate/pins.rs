@@ -285,23 +285,50 @@ fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
 /// (`pip install ...`, prose) matches when the prohibition's words do: its forbidden deed
 /// (first key word, or a verb that does the same) and at least `share` of its key words. A
 /// prohibition that names no deed the table knows is matched by words alone.
-pub(crate) fn prohibits(prohibition: &str, action: &str, share: f64) -> Option<String> {
+///
+/// An irreversible action the line cannot read ([`shell::Parsed::opaque`]: code built at run
+/// time, inline interpreter code that is not plainly read-only, a command named by an
+/// expansion) matches every prohibition: it fails closed, and the reason says how to state it.
+pub(crate) fn prohibits(
+    prohibition: &str,
+    action: &str,
+    irreversible: bool,
+    share: f64,
+) -> Option<String> {
     let forbidden = shell::forbidden(prohibition);
     let parsed = shell::parse(action);
     if !forbidden.is_empty() {
         if let Some(how) = shell::violation(&forbidden, &parsed) {
             return Some(how);
         }
+    }
+    if let Some(why) = parsed.opaque.first().filter(|_| irreversible) {
+        return Some(format!(
+            "{why}, so the gate cannot tell whether it does what the prohibition forbids (fail closed); write the command it runs plainly, with its operands, to have it judged"
+        ));
+    }
+    if !forbidden.is_empty() {
         // A prohibition that names a command ("never run terraform apply") was matched by the
         // command table: its words are not matched again ("terraform plan" is not it).
         if !forbidden.commands.is_empty() {
             return None;
         }
+        // The table reads this prohibition's deeds where they are done, so a command it does
+        // not know matches only by stating every key word of the prohibition itself: a word
+        // that shares a stem or a synonym with one of them ("release", "dropout") is no match.
+        let _ = share;
         return (parsed.unknown.iter())
-            .find(|command| words_match(prohibition, command, share))
+            .find(|command| states_every_word(prohibition, command))
             .map(|command| format!("`{command}` says what the prohibition forbids"));
     }
     words_match(prohibition, action, share).then(|| "it names the forbidden deed".to_string())
+}
+
+/// Whether a text holds every key word of a prohibition, each as written.
+fn states_every_word(prohibition: &str, text: &str) -> bool {
+    let want = key_words(prohibition);
+    let have = content(text);
+    !want.is_empty() && want.iter().all(|w| have.contains(w))
 }
 
 /// Whether an action's words do what a prohibition forbids: the forbidden deed (its first key

@@ -536,7 +536,12 @@ pub(crate) fn prohibited_action(
     if item.class != PinClass::Prohibition {
         return None;
     }
-    let how = super::pins::prohibits(&item.text, &action.text, policy.prohibition_match)?;
+    let how = super::pins::prohibits(
+        &item.text,
+        &action.text,
+        action.irreversible,
+        policy.prohibition_match,
+    )?;
     Some(finding(
         Gate::ProhibitedAction,
         rid,

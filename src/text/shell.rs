@@ -64,6 +64,8 @@
 //!   and does not start with a known command (prose such as "don't bump libfoo") is read as one
 //!   unknown command instead.
 
+mod opaque;
+
 use std::collections::HashSet;
 
 /// How deep bodies (`$(...)`, `sh -c`, `eval`, `find -exec`, ...) are parsed; deeper is
@@ -166,6 +168,12 @@ pub struct Parsed {
     /// Simple commands of the table (read-only ones included), as their own text: what a
     /// prohibition's [`Forbidden::commands`] are matched against besides `unknown`.
     pub known: Vec<String>,
+    /// Commands the line cannot tell the effect of because what they run is decided at run
+    /// time or written in another language: a command named by an expansion or a glob, code
+    /// built at run time and run by a shell, `eval`, `source` or `at`, a shell reading code
+    /// from a pipe, inline interpreter code that is not plainly read-only, an awk `system` or
+    /// pipe, a sed `e` command. Each is "`COMMAND`: why". They fail closed (issue 37).
+    pub opaque: Vec<String>,
     /// The line could not be parsed (unbalanced quote, unclosed substitution, a here-document,
     /// nesting too deep, too many commands).
     pub unparseable: bool,
@@ -214,6 +222,8 @@ pub fn parse(line: &str) -> Parsed {
         },
         budget: BUDGET,
         seen: HashSet::new(),
+        git_aliases: Vec::new(),
+        links: Vec::new(),
     };
     parse_in(line, Some(String::new()), 0, &mut acc);
     if acc.p.unparseable && prose(line) {
@@ -618,7 +628,9 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
                         let file = fp.rsplit('/').next().is_some_and(|l| l.contains('.'));
                         let counts = match rel {
                             Rel::Equal => by_op || file,
-                            Rel::Under => by_op,
+                            // Destroying a file's content under a directory never to be
+                            // deleted deletes it (`truncate -s0`, `> f`, `dd of=`).
+                            Rel::Under => by_op || overwrite,
                             Rel::Above => {
                                 by_op && matches!(e.op, Op::Delete | Op::Move | Op::Discard)
                             }
@@ -704,6 +716,31 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
             }
         }
     }
+    // A command the table does not know that names a path under a path never to be deleted
+    // or written (`gzip f`, `curl -o f`, `tar -cf f`) may write or remove it: fail closed.
+    let writes_paths = f.ops.iter().any(|o| matches!(o, Op::Delete | Op::Write));
+    if np && writes_paths {
+        for u in &parsed.unknown {
+            let named = u.split_whitespace().find_map(|tok| {
+                let tok = tok.trim_matches(['\'', '"']);
+                let tok = tok.split_once('=').map_or(tok, |(_, v)| v);
+                if !tok.starts_with('/') {
+                    return None;
+                }
+                let p = normalise("", tok);
+                f.paths
+                    .iter()
+                    .find(|fp| matches!(relation(&p, fp), Rel::Equal | Rel::Under))
+                    .map(|fp| (p.clone(), fp.clone()))
+            });
+            if let Some((p, fp)) = named {
+                return Some(format!(
+                    "`{}` is a command the gate does not know, and it names {p}, under {fp}: it may write or remove it (fail closed); use a command the gate reads, or state its effect plainly",
+                    short(u)
+                ));
+            }
+        }
+    }
     if parsed.unparseable && parsed.risky && !f.ops.is_empty() {
         return Some(
             "the line cannot be parsed and holds a deleting or writing word (fail closed)".into(),
@@ -717,6 +754,21 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
 /// the root of a relative path stays, one above `/` is dropped), and drops a trailing `/`. The
 /// root comes out as `.`.
 pub fn normalise(cwd: &str, path: &str) -> String {
+    // `/proc/self/root/srv` and `/proc/PID/root/srv` are `/srv` (the process's own root).
+    let path = match path.strip_prefix("/proc/") {
+        Some(rest) => match rest.split_once('/') {
+            Some((_, tail)) if tail == "root" || tail.starts_with("root/") => {
+                let after = &tail["root".len()..];
+                if after.is_empty() {
+                    "/"
+                } else {
+                    after
+                }
+            }
+            _ => path,
+        },
+        None => path,
+    };
     let joined = if path.starts_with('/') || cwd.is_empty() || cwd == "." {
         path.to_string()
     } else {
@@ -1165,6 +1217,10 @@ impl Lexer<'_> {
                 if self.at(2) != Some('(') {
                     let body = self.span(self.i + 2, close);
                     w.subs.push(body);
+                } else {
+                    // Arithmetic: a substitution inside it runs all the same.
+                    w.subs
+                        .extend(opaque::inner_subs(&self.s[self.i + 3..close]));
                 }
                 self.i = close + 1;
             }
@@ -1189,10 +1245,12 @@ impl Lexer<'_> {
                     }
                     k += 1;
                 }
+                // A substitution inside a parameter expansion (`${X:-$(...)}`) runs too.
+                w.subs.extend(opaque::inner_subs(&self.s[self.i + 2..k]));
                 self.i = k + 1;
             }
             Some('\'') => {
-                // ANSI-C quoting: a literal.
+                // ANSI-C quoting: a literal, its escapes decoded.
                 w.quoted = true;
                 self.i += 2;
                 loop {
@@ -1203,14 +1261,14 @@ impl Lexer<'_> {
                             return Ok(());
                         }
                         Some('\\') => {
-                            let e = match self.at(1) {
-                                Some('n') => '\n',
-                                Some('t') => '\t',
-                                Some(x) => x,
-                                None => return Err(Bad),
-                            };
-                            w.push(e);
-                            self.i += 2;
+                            if self.at(1).is_none() {
+                                return Err(Bad);
+                            }
+                            let (decoded, taken) = opaque::ansi_c(self.s, self.i + 1);
+                            for c in decoded.chars() {
+                                w.push(c);
+                            }
+                            self.i += 1 + taken.max(1);
                         }
                         Some(x) => {
                             w.push(x);
@@ -1390,6 +1448,10 @@ struct Acc {
     p: Parsed,
     budget: usize,
     seen: HashSet<Effect>,
+    /// Git aliases the line defines, with what each stands for.
+    git_aliases: Vec<(String, String)>,
+    /// Symbolic links the line makes: (the link, normalised; what it points to, normalised).
+    links: Vec<(String, String)>,
 }
 
 impl Acc {
@@ -1405,6 +1467,14 @@ impl Acc {
                 self.p.unparseable = true;
                 false
             }
+        }
+    }
+
+    /// Notes a command whose effect the line cannot tell ([`Parsed::opaque`]).
+    fn opaque(&mut self, command: &str, why: &str) {
+        let note = format!("`{}`: {why}", short(command));
+        if !self.p.opaque.contains(&note) {
+            self.p.opaque.push(note);
         }
     }
 
@@ -1430,6 +1500,23 @@ struct Cx<'a> {
 impl Cx<'_> {
     fn eff(&self, out: &mut Acc, op: Op, cwd: &Cwd, w: &Word) {
         if let Some(t) = resolve(cwd, w) {
+            // A path through a link the line made is a path under what the link points to.
+            let t = match t {
+                Target::Path(p) | Target::Glob(p) if !out.links.is_empty() => {
+                    let glob = has_glob(&p);
+                    let through = out.links.iter().find_map(|(link, to)| {
+                        let rest = p.strip_prefix(link.as_str())?;
+                        (rest.is_empty() || rest.starts_with('/')).then(|| format!("{to}{rest}"))
+                    });
+                    let p = through.unwrap_or(p);
+                    if glob {
+                        Target::Glob(p)
+                    } else {
+                        Target::Path(p)
+                    }
+                }
+                t => t,
+            };
             out.put(op, t, self.text);
         }
     }
@@ -1625,9 +1712,22 @@ fn command(
         let w = words.get(i)?;
         if w.dynamic || w.text.contains('$') || w.text.contains('`') {
             // A command named by an expansion (`$RM`, `$(echo rm)`, `rm${IFS}-rf`) cannot be
-            // known from the line: it is unparseable, so a risky word on the line fails closed.
+            // known from the line: it is opaque, and unparseable.
             out.p.unknown.push(text.to_string());
             out.p.unparseable = true;
+            out.opaque(
+                text,
+                "its command is named by an expansion, decided at run time",
+            );
+            return None;
+        }
+        if w.glob_at.is_some() {
+            // `/bin/r[m]`: the shell picks the command from the files that match.
+            out.p.unknown.push(text.to_string());
+            out.opaque(
+                text,
+                "its command is named by a glob, which the shell matches against files",
+            );
             return None;
         }
         let rest = words.get(i + 1..).unwrap_or_default();
@@ -1896,6 +1996,14 @@ fn run(
             } else {
                 let (srcs, dest) = split_dest(ops, None);
                 if let Some(d) = dest {
+                    // `ln -s TARGET LINK`: later paths through LINK are paths under TARGET.
+                    if let ([target], Some(Target::Path(link))) =
+                        (srcs.as_slice(), resolve(here, d))
+                    {
+                        if let Some(Target::Path(to)) = resolve(here, target) {
+                            out.links.push((link, to));
+                        }
+                    }
                     landing(cx, out, here, d, &srcs, whole, false, false);
                 }
             }
@@ -1929,7 +2037,19 @@ fn run(
             sed(args, here, cx, out);
             true
         }
-        "perl" => perl(args, here, cx, out),
+        "perl" => {
+            let texts = texts(args);
+            match opaque::inline_code(name, &texts) {
+                Some((lang, code)) if !opaque::plainly_read_only(code) && !in_place(&texts) => {
+                    out.opaque(
+                        cx.text,
+                        &format!("it runs inline {lang} code, which the gate does not read"),
+                    );
+                    true
+                }
+                _ => perl(args, here, cx, out),
+            }
+        }
         "awk" | "gawk" => {
             awk(args, here, cx, out);
             true
@@ -2021,6 +2141,17 @@ fn run(
             }
         }
         "vi" | "vim" | "nvim" | "nano" | "emacs" | "ed" | "ex" | "code" | "subl" | "hx" => {
+            // An editor command given on the line that filters through or runs the shell
+            // (`-c '!rm ...'`, `+'!...'`, `-c 'r !...'`) runs that command.
+            for (k, a) in args.iter().enumerate() {
+                let given = match a.text.as_str() {
+                    "-c" | "--cmd" => args.get(k + 1).map(|x| x.text.as_str()),
+                    t => t.strip_prefix('+'),
+                };
+                if let Some((_, body)) = given.and_then(|g| g.split_once('!')) {
+                    parse_in(body, here.clone(), cx.depth + 1, out);
+                }
+            }
             let s = options(args, "", &[], false);
             for w in s
                 .words(args)
@@ -2030,6 +2161,38 @@ fn run(
                 cx.eff(out, Op::Write, here, w);
             }
             true
+        }
+        "source" | "." => {
+            let from = args.first();
+            if from.is_some_and(|a| a.dynamic || a.text.starts_with("/dev/")) {
+                out.opaque(cx.text, "it runs a script built at run time");
+            }
+            false
+        }
+        "at" | "batch" => match cx.stdin {
+            Stdin::Text(t) => {
+                out.p.known.push(cx.text.to_string());
+                parse_in(t, here.clone(), cx.depth + 1, out);
+                return None;
+            }
+            _ => {
+                out.opaque(cx.text, "it runs later a job it reads from elsewhere");
+                false
+            }
+        },
+        n if opaque::inline_code(n, &texts(args)).is_some() => {
+            let texts = texts(args);
+            match opaque::inline_code(n, &texts) {
+                Some((_, code)) if opaque::plainly_read_only(code) => true,
+                Some((lang, _)) => {
+                    out.opaque(
+                        cx.text,
+                        &format!("it runs inline {lang} code, which the gate does not read"),
+                    );
+                    true
+                }
+                None => false,
+            }
         }
         "eval" => {
             let body: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
@@ -2066,6 +2229,18 @@ fn run(
         n => READ_ONLY.contains(&n),
     };
     done(known, cx, out)
+}
+
+/// Whether perl's options edit files in place (`-i`, `-pi`, `-i.bak`): what [`perl`] reads.
+fn in_place(args: &[String]) -> bool {
+    args.iter()
+        .take_while(|a| a.starts_with('-') && !a.starts_with("--"))
+        .any(|a| a.contains('i'))
+}
+
+/// The texts of a command's words.
+fn texts(args: &[Word]) -> Vec<String> {
+    args.iter().map(|a| a.text.clone()).collect()
 }
 
 /// The command `docker|podman exec`, `docker compose exec`, `kubectl exec ... --` or
@@ -2669,6 +2844,12 @@ fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
     }
     let Some(d) = dest else { return };
     if is_remote(&d.text) {
+        // What a remote destination holds, and what `--delete` removes there, the line cannot
+        // tell, as for `ssh host CMD`: opaque (the host may be this machine).
+        out.opaque(
+            cx.text,
+            "it writes to a remote destination, which the line cannot see",
+        );
         return;
     }
     landing(cx, out, cwd, d, &srcs, false, recursive, true);
@@ -2790,11 +2971,68 @@ fn sed(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
             }
         }
     }
+    let mut scripts: Vec<&str> = Vec::new();
+    for (k, a) in args.iter().enumerate() {
+        if a.text == "-e" || a.text == "--expression" {
+            scripts.extend(args.get(k + 1).map(|x| x.text.as_str()));
+        } else if let Some(v) = a.text.strip_prefix("--expression=") {
+            scripts.push(v);
+        }
+    }
+    if !script_given {
+        scripts.extend(ops.first().map(|w| w.text.as_str()));
+    }
+    if scripts.iter().any(|s| sed_runs(s)) {
+        out.opaque(
+            cx.text,
+            "sed runs a shell command from its script (the `e` command or flag)",
+        );
+    }
     if in_place {
         for w in ops.into_iter().skip(usize::from(!script_given)) {
             cx.eff(out, Op::Write, cwd, w);
         }
     }
+}
+
+/// Whether a sed script runs a shell command: an `e` command (after an optional address) or
+/// an `s` command with the `e` flag.
+fn sed_runs(script: &str) -> bool {
+    script.split([';', '\n']).any(|cmd| {
+        let c = cmd.trim_start_matches(|c: char| {
+            c.is_ascii_digit() || c.is_whitespace() || matches!(c, '$' | ',' | '!' | '~')
+        });
+        // An address by a pattern: `/re/e ...`.
+        let c = match c.strip_prefix('/') {
+            Some(rest) => rest.split_once('/').map_or("", |(_, t)| t.trim_start()),
+            None => c,
+        };
+        if c.starts_with('e') {
+            return true;
+        }
+        let Some(body) = c.strip_prefix('s') else {
+            return false;
+        };
+        let Some(delim) = body.chars().next() else {
+            return false;
+        };
+        let mut parts = Vec::new();
+        let mut cur = String::new();
+        let mut escaped = false;
+        for ch in body.chars().skip(1) {
+            if escaped {
+                escaped = false;
+                cur.push(ch);
+            } else if ch == '\\' {
+                escaped = true;
+            } else if ch == delim {
+                parts.push(std::mem::take(&mut cur));
+            } else {
+                cur.push(ch);
+            }
+        }
+        parts.len() >= 2 && cur.contains('e')
+    })
 }
 
 /// `perl -i`: writes its file operands. Perl without `-i` is an unknown program.
@@ -2905,6 +3143,16 @@ fn awk(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
             _ => {}
         }
     }
+    if !prog_given {
+        if let Some(prog) = ops.first() {
+            awk_runs(&prog.text, cwd, cx, out);
+        }
+    } else {
+        out.opaque(
+            cx.text,
+            "awk runs a program from a file or an option the line does not show",
+        );
+    }
     if in_place {
         for w in ops
             .into_iter()
@@ -2913,6 +3161,40 @@ fn awk(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
         {
             cx.eff(out, Op::Write, cwd, w);
         }
+    }
+}
+
+/// What an awk program runs in a shell: each `system("...")` of a literal command is read as a
+/// line; a `system` of anything else, a pipe to or from a command (`print | "cmd"`,
+/// `"cmd" | getline`) or output to a file (`print > "f"`) makes it opaque.
+fn awk_runs(prog: &str, cwd: &Cwd, cx: &Cx, out: &mut Acc) {
+    let mut rest = prog;
+    while let Some(at) = rest.find("system") {
+        let after = rest[at + "system".len()..].trim_start();
+        let literal = after
+            .strip_prefix('(')
+            .map(str::trim_start)
+            .and_then(|a| a.strip_prefix('"'))
+            .and_then(|a| a.split_once('"'))
+            .filter(|(_, tail)| tail.trim_start().starts_with(')'));
+        match literal {
+            Some((body, _)) if !body.contains('\\') => {
+                parse_in(body, cwd.clone(), cx.depth + 1, out)
+            }
+            _ => out.opaque(
+                cx.text,
+                "awk's system() runs a command the line does not spell out",
+            ),
+        }
+        rest = &rest[at + "system".len()..];
+    }
+    let piped = prog.replace("||", "").contains('|');
+    let written = prog.contains("> \"") || prog.contains(">\"") || prog.contains(">>");
+    if piped || written {
+        out.opaque(
+            cx.text,
+            "awk pipes to or from a command, or writes a file, inside its program",
+        );
     }
 }
 
@@ -3077,14 +3359,58 @@ fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
                 here = cd_to(&here, args.get(k + 1));
                 k += 2;
             }
-            "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix"
-            | "--config-env" => k += 2,
+            // The work tree is where a command's paths are: read as `-C` is.
+            "--work-tree" | "--git-dir" => {
+                here = cd_to(&here, args.get(k + 1));
+                k += 2;
+            }
+            t if t.starts_with("--work-tree=") || t.starts_with("--git-dir=") => {
+                let dir = Word::synthetic(t.split_once('=').map_or("", |x| x.1), w.dynamic, false);
+                here = cd_to(&here, Some(&dir));
+                k += 1;
+            }
+            "-c" | "--namespace" | "--super-prefix" | "--config-env" => k += 2,
             _ => k += 1,
         }
     }
     let Some(sub) = args.get(k) else { return true };
     let rest = args.get(k + 1..).unwrap_or_default();
+    // An alias the line itself defined (`git config alias.p push`) runs what it stands for.
+    if let Some(body) = out
+        .git_aliases
+        .iter()
+        .find(|(n, _)| *n == sub.text)
+        .map(|x| x.1.clone())
+    {
+        if out.spend(1) && cx.depth < MAX_DEPTH {
+            let mut words: Vec<Word> = body
+                .split_whitespace()
+                .map(|t| Word::synthetic(t, false, false))
+                .collect();
+            words.extend(rest.iter().cloned());
+            let inner = Cx {
+                text: cx.text,
+                depth: cx.depth + 1,
+                stdin: cx.stdin,
+            };
+            return git(&words, &here, &inner, out);
+        }
+        out.p.unparseable = true;
+        return false;
+    }
     match sub.text.as_str() {
+        "config" => {
+            let ops: Vec<&Word> = rest.iter().filter(|w| !w.text.starts_with('-')).collect();
+            if let [key, value, ..] = ops.as_slice() {
+                if let Some(name) = key.text.strip_prefix("alias.") {
+                    if value.text.starts_with('!') || value.dynamic {
+                        out.opaque(cx.text, "it defines a git alias that runs a shell command");
+                    } else {
+                        out.git_aliases.push((name.to_string(), value.text.clone()));
+                    }
+                }
+            }
+        }
         "rm" => {
             let s = options(rest, "", &["pathspec-from-file"], false);
             if !(s.has("cached") || s.has("n") || s.has("dry-run")) {
@@ -3170,7 +3496,7 @@ fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
                 out.put(Op::Discard, repo_root(&here), cx.text);
             }
         }
-        "push" => push(rest, cx, out),
+        "push" | "send-pack" => push(rest, cx, out),
         "branch" => {
             let s = options(rest, "", &[], false);
             if s.has("d") || s.has("D") || s.has("delete") {
@@ -3286,7 +3612,14 @@ fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
             parse_in(t, cwd.clone(), cx.depth + 1, out);
             true
         }
-        _ => false,
+        Stdin::Unknown => {
+            out.opaque(
+                cx.text,
+                "a shell runs the code it reads from a pipe, built at run time",
+            );
+            true
+        }
+        Stdin::Tty => false,
     }
 }
 
@@ -5179,9 +5512,15 @@ mod tests {
             assert!(parsed.unknown.is_empty(), "{line}: {:?}", parsed.unknown);
             admit(TOUCH, line);
         }
-        // Interpreters and build tools are unknown, not read-only.
+        // Inline code that plainly only computes and prints is read-only (issue 37); code
+        // that does more is opaque.
+        let parsed = parse("python -c 'print(1)'");
+        assert_eq!(parsed.known, ["python -c 'print(1)'"]);
+        assert!(parsed.opaque.is_empty() && parsed.unknown.is_empty());
+        assert_eq!(parse("python -c 'import os; os.remove(1)'").opaque.len(), 1);
+        // Scripts and build tools are unknown, not read-only.
         for line in [
-            "python -c 'print(1)'",
+            "python train.py",
             "make clean",
             "npm run build",
             "cargo test",
