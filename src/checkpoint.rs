@@ -307,21 +307,26 @@ impl VerifierKey {
             if raw.len() != 68 || raw[..4] != id {
                 continue;
             }
-            seen = true;
             let sig = Signature::from_bytes(
                 raw[4..]
                     .try_into()
                     .map_err(|_| sig_err("its signature is not 64 bytes"))?,
             );
-            if self.key.verify_strict(body.as_bytes(), &sig).is_ok() {
-                return Checkpoint::parse_body(body);
+            // Every line of this key must verify, as Go's `note.Open` requires: a valid
+            // signature beside an invalid one of the same key is a forged or altered note.
+            if self.key.verify_strict(body.as_bytes(), &sig).is_err() {
+                return Err(sig_err(if seen {
+                    "one of its signatures of this key verifies and another does not: the note was altered or forged"
+                } else {
+                    "the signature does not verify: the note was altered or forged"
+                }));
             }
+            seen = true;
         }
-        Err(sig_err(if seen {
-            "the signature does not verify: the note was altered or forged"
-        } else {
-            "no signature line carries this key"
-        }))
+        if seen {
+            return Checkpoint::parse_body(body);
+        }
+        Err(sig_err("no signature line carries this key"))
     }
 }
 

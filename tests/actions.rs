@@ -368,3 +368,27 @@ fn the_hostile_runs_lines_are_judged_by_what_they_run() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue 37, row 17: an action on a stream the ledger does not hold (a misspelt name) is
+/// refused as not found before anything is written; with no pins to break it would pass.
+#[test]
+fn an_action_on_an_unknown_stream_is_refused_not_admitted() {
+    let ledger = ledger();
+    let gate = Gatekeeper::default();
+    apply(
+        &ledger,
+        &gate,
+        &format!("{TURNS}{}", pin("never delete anything")),
+    );
+    let before = ledger.snapshot().unwrap().len().unwrap();
+    let misspelt = r#"{"kind":"action","stream":"ops-agnet","text":"rm -rf /var/lib/postgresql","irreversible":true}"#;
+    let mut b = ledger.batch().unwrap();
+    let e = apply_line(&mut b, &gate, 1, misspelt.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("ops-agnet"), "{e}");
+    drop(b);
+    assert_eq!(ledger.snapshot().unwrap().len().unwrap(), before);
+    // Near miss: on the stream that holds the turns and the pin, it is judged (and refused by
+    // the pin).
+    let out = apply(&ledger, &gate, &action("rm -rf /var/lib/postgresql"));
+    assert!(!admitted(out.last().unwrap()));
+}

@@ -589,3 +589,36 @@ fn the_stored_tree_matches_the_log_at_every_size() {
     verify_consistency(Scheme::Blake3, 10, 70, &c.hashes, &old, &cp.root).unwrap();
     assert!(log.prove_consistency(10, 71).is_err());
 }
+
+/// Issue 37, row 16: a note with a valid and an invalid signature of the same key is refused,
+/// as Go's `note.Open` refuses it; the valid signature alone opens.
+#[test]
+fn a_note_with_a_bad_signature_beside_a_good_one_of_the_same_key_is_refused() {
+    let signer = SignerKey::generate("example.com/log").unwrap();
+    let verifier = signer.verifier();
+    let cp = Checkpoint {
+        origin: origin_of("0123"),
+        size: 3,
+        root: [7u8; 32],
+    };
+    let note = signer.sign(&cp.body());
+    assert_eq!(verifier.open(&note).unwrap(), cp);
+    // The same key's signature over another body, pasted below the good one.
+    let other = Checkpoint {
+        size: 4,
+        ..cp.clone()
+    };
+    let forged_line = signer.sign(&other.body());
+    let forged_line = forged_line.lines().last().unwrap();
+    for note in [
+        format!("{note}{forged_line}\n"),
+        format!(
+            "{}\n{forged_line}\n{}\n",
+            cp.body(),
+            note.lines().last().unwrap()
+        ),
+    ] {
+        let e = verifier.open(&note).unwrap_err();
+        assert!(e.to_string().contains("forged"), "{e}");
+    }
+}

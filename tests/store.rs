@@ -558,3 +558,29 @@ fn summaries_actions_verdicts_and_regrounds_enter_only_through_the_gates() {
     assert!(o.repair.is_some());
     assert_eq!(b.len().unwrap(), before + 4);
 }
+
+/// Issue 37, row 14: one rule for both stores, checked at append: a stream name holds no
+/// control character (PostgreSQL refuses NUL; a terminal obeys ESC and CR).
+#[test]
+fn a_stream_name_with_a_control_character_is_refused_at_append() {
+    let ledger = cairn::Ledger::in_memory().unwrap();
+    let mut b = ledger.batch().unwrap();
+    let span = |stream: &str| cairn::record::Span {
+        stream: stream.into(),
+        turn: 1,
+        role: cairn::record::Role::User,
+        tool: None,
+        text: "hello".into(),
+    };
+    for bad in [
+        "a\u{0}b",
+        "victim\u{1b}[2J",
+        "s\rclaims without a raw-span ancestor: 0",
+    ] {
+        let e = b.append(span(bad)).unwrap_err();
+        assert!(e.to_string().contains("control character"), "{e}");
+    }
+    // Near miss: spaces, punctuation and other scripts are names like any other.
+    b.append(span("ops agent: München/1")).unwrap();
+    b.commit().unwrap();
+}

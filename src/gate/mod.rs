@@ -144,6 +144,18 @@ struct Judged {
     carry: Vec<Carry>,
 }
 
+/// Refuses a record whose stream name holds a control character, as `Batch::append` does.
+fn plainly_named(record: &Record) -> Result<()> {
+    match record.stream_name_violation() {
+        Some(reason) => Err(ErrorKind::Invalid {
+            kind: record.kind(),
+            reason,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// A decision-relevant item a refused summary lost, which its repair carries verbatim.
 #[derive(Debug, Clone)]
 struct Carry {
@@ -306,6 +318,7 @@ impl Gatekeeper {
     /// Appends a summary, gates it on the state after the append, and appends its verdict. A
     /// summary that already has a verdict is returned as it was judged.
     pub fn propose_summary(&self, batch: &mut Batch, summary: Summary) -> Result<Outcome> {
+        plainly_named(&summary.clone().into())?;
         if let crate::record::Author::Repair(of) = summary.author {
             // A repair already in the ledger (a ledger's own export ingested again) is met
             // again with its recorded verdict; no caller can write a new one.
@@ -386,7 +399,17 @@ impl Gatekeeper {
     /// of its own with its own verdict, when its stream's pins or head, the claims it relies on
     /// or the policy changed since its last check; otherwise its last verdict stands and
     /// nothing is appended (SPEC.md section 8.4a).
+    ///
+    /// An action on a stream the ledger does not hold (no span, summary or pin: a misspelt
+    /// name) is refused with [`ErrorKind::NoStream`] before anything is written: with no pins
+    /// to break it would otherwise pass, whatever it does (issue 37).
     pub fn propose_action(&self, batch: &mut Batch, action: Action) -> Result<Outcome> {
+        plainly_named(&action.clone().into())?;
+        let known = batch.stream(&action.stream)? != crate::store::StreamState::default()
+            || !batch.pins(&action.stream)?.is_empty();
+        if !known {
+            return Err(ErrorKind::NoStream(action.stream).into());
+        }
         let subject = batch.append_any(action.clone().into())?;
         if subject.new {
             let judged = self.judge_action(&*batch, &action, subject.rid)?;

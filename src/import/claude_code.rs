@@ -495,11 +495,18 @@ pub fn continuations(files: &[std::path::PathBuf]) -> std::io::Result<Vec<(usize
 /// The `logicalParentUuid` of a log's opening compaction boundary, if it opens with one, and
 /// the uuid of every line of it.
 fn read_links(file: &std::path::Path) -> std::io::Result<(Option<String>, Vec<String>)> {
-    use std::io::BufRead;
-    let reader = std::io::BufReader::new(std::fs::File::open(file)?);
+    use crate::ingest::{read_line, LineRead};
+    let mut reader = std::io::BufReader::new(std::fs::File::open(file)?);
     let (mut parent, mut uuids, mut talked) = (None, Vec::new(), false);
-    for line in reader.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(&line?) else {
+    let mut buf = Vec::new();
+    // A line past the limit is skipped, never held whole (the import refuses it after).
+    loop {
+        match read_line(&mut reader, &mut buf)? {
+            LineRead::End => break,
+            LineRead::TooLong(_) => continue,
+            LineRead::Line => {}
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&buf) else {
             continue;
         };
         let field = |k: &str| v.get(k).and_then(|x| x.as_str());

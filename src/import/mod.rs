@@ -628,23 +628,34 @@ fn each_line(
     path: &Path,
     mut f: impl FnMut(u64, &str, bool) -> Result<(), ImportError>,
 ) -> Result<(), ImportError> {
+    use crate::ingest::{read_line_ended, LineRead, MAX_LINE_BYTES};
     let mut buf = Vec::new();
     let mut line = 0u64;
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ImportError {
-                file: path.to_path_buf(),
-                line: Some(line + 1),
-                message: format!("cannot read the log ({e})"),
-                integrity: false,
-            })?;
-        if n == 0 {
-            return Ok(());
-        }
+        // At most MAX_LINE_BYTES of a line is ever held: a longer one is refused, never read
+        // whole into memory (issue 37: a 200 MB line, or /dev/zero).
+        let (read, ended) = read_line_ended(reader, &mut buf, false).map_err(|e| ImportError {
+            file: path.to_path_buf(),
+            line: Some(line + 1),
+            message: format!("cannot read the log ({e})"),
+            integrity: false,
+        })?;
         line += 1;
-        let last = buf.last() != Some(&b'\n');
+        match read {
+            LineRead::End => return Ok(()),
+            LineRead::TooLong(n) => {
+                return Err(ImportError {
+                    file: path.to_path_buf(),
+                    line: Some(line),
+                    message: format!(
+                        "the line is {n} bytes long, past the limit of {MAX_LINE_BYTES}; nothing of this log was written (split the message, or leave the line out)"
+                    ),
+                    integrity: false,
+                })
+            }
+            LineRead::Line => {}
+        }
+        let last = !ended;
         let text = String::from_utf8_lossy(&buf);
         if !text.trim().is_empty() {
             f(line, text.trim(), last)?;

@@ -64,6 +64,19 @@ pub fn read_line(
     reader: &mut impl std::io::BufRead,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<LineRead> {
+    read_line_ended(reader, buf, true).map(|(read, _)| read)
+}
+
+/// [`read_line`], and whether the line ended in a line feed (the last line of a log being
+/// written may not have yet). With `skip` false, a line past the limit is not read to its end:
+/// [`LineRead::TooLong`] comes back as soon as the limit is passed (a caller that stops there
+/// is not held reading an endless line, such as `/dev/zero`).
+pub fn read_line_ended(
+    reader: &mut (impl std::io::BufRead + ?Sized),
+    buf: &mut Vec<u8>,
+    skip: bool,
+) -> std::io::Result<(LineRead, bool)> {
+    let mut ended = false;
     buf.clear();
     let mut total = 0usize;
     let mut any = false;
@@ -86,19 +99,23 @@ pub fn read_line(
         let used = done.unwrap_or(chunk.len());
         reader.consume(used);
         if done.is_some() {
+            ended = true;
+            break;
+        }
+        if !skip && total > MAX_LINE_BYTES {
             break;
         }
     }
     if !any {
-        return Ok(LineRead::End);
+        return Ok((LineRead::End, false));
     }
     if total > MAX_LINE_BYTES {
-        return Ok(LineRead::TooLong(total));
+        return Ok((LineRead::TooLong(total), ended));
     }
     if buf.last() == Some(&b'\r') {
         buf.pop();
     }
-    Ok(LineRead::Line)
+    Ok((LineRead::Line, ended))
 }
 
 /// The deepest nesting of objects and lists in a JSON text, strings skipped.

@@ -748,6 +748,19 @@ impl Record {
         }
     }
 
+    /// Why the record's stream name cannot be taken for a new record: it holds a control
+    /// character (NUL, ESC, CR, ...). One rule for both stores, checked when a record is
+    /// appended (issue 37): PostgreSQL refuses NUL in text, and a terminal obeys the others.
+    /// Records already in a ledger are not checked again, so an old ledger still opens.
+    pub fn stream_name_violation(&self) -> Option<String> {
+        let stream = self.stream()?;
+        let bad = stream.chars().find(|c| c.is_control())?;
+        Some(format!(
+            "its stream name {stream:?} holds the control character U+{:04X}; name the stream with printable characters",
+            u32::from(bad)
+        ))
+    }
+
     /// The stream the record belongs to, for the kinds that name one.
     pub fn stream(&self) -> Option<&str> {
         match self {

@@ -1197,6 +1197,9 @@ impl Batch {
         ) {
             return Err(ErrorKind::Ungated(kind).into());
         }
+        if let Some(reason) = record.stream_name_violation() {
+            return Err(ErrorKind::Invalid { kind, reason }.into());
+        }
         record.canonicalize();
         let appended = self.append_canonical(&record)?;
         if let (true, Record::Span(span)) = (appended.new, &record) {

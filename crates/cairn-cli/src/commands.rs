@@ -91,10 +91,27 @@ pub fn pin(
             "cairn pin writes a pin from the classifier's findings and needs --auto; to pin items by hand, ingest a pin line",
         ));
     }
-    let ledger = open_existing(db)?;
-    let mut batch = ledger.batch()?;
-    known_stream(&batch, db, Some(stream))?;
-    let items = unpinned_items(&batch, stream)?;
+    // A dry run only reads: it opens the ledger read-only, so a closed output pipe or any
+    // other end of the process cannot leave the file mid-write (issue 37, row 18).
+    let mut appended = None;
+    let items = if dry_run {
+        let ledger = crate::open_reader(db)?;
+        let snap = ledger.snapshot()?;
+        known_stream(&snap, db, Some(stream))?;
+        unpinned_items(&snap, stream)?
+    } else {
+        // Written and committed, and the ledger closed, before anything is printed: output
+        // that cannot be written ends nothing mid-write.
+        let ledger = open_existing(db)?;
+        let mut batch = ledger.batch()?;
+        known_stream(&batch, db, Some(stream))?;
+        let items = unpinned_items(&batch, stream)?;
+        if !items.is_empty() {
+            appended = Some(batch.append(pin_of(stream, name, &items))?);
+            batch.commit()?;
+        }
+        items
+    };
     if items.is_empty() {
         // Nothing left to pin is the state `pin --auto` exists to reach, not an error.
         if as_json {
@@ -111,8 +128,6 @@ pub fn pin(
         .map(|i| json!({"turn": i.turn, "class": i.class.name(), "text": i.text, "witness": i.span.to_hex()}))
         .collect();
     if dry_run {
-        // A preview: the batch is dropped unwritten.
-        drop(batch);
         if as_json {
             println!(
                 "{}",
@@ -129,8 +144,9 @@ pub fn pin(
         }
         return Ok(0);
     }
-    let appended = batch.append(pin_of(stream, name, &items))?;
-    batch.commit()?;
+    let Some(appended) = appended else {
+        return Ok(0);
+    };
     if as_json {
         println!(
             "{}",

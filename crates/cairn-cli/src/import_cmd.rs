@@ -29,7 +29,26 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
     } else {
         (0..files.len()).map(|i| (i, None)).collect()
     };
+    // A first import that fails leaves no empty ledger behind (issue 37).
+    let fresh = !db.to_string_lossy().contains("://") && !db.exists();
     let ledger = Ledger::open(db)?;
+    let result = import_all(&ledger, gate, format, &files, order, as_json);
+    if result.is_err() && fresh && ledger.len().is_ok_and(|n| n == 0) {
+        drop(ledger);
+        let _ = std::fs::remove_file(db);
+    }
+    result
+}
+
+/// Imports `files` in `order` into `ledger`, printing each log's report.
+fn import_all(
+    ledger: &Ledger,
+    gate: &Gatekeeper,
+    format: Format,
+    files: &[PathBuf],
+    order: Vec<(usize, Option<usize>)>,
+    as_json: bool,
+) -> Outcome {
     let mut refused = 0;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -62,7 +81,7 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
             None
         };
         let link = continues.as_ref().map(|(_, c)| c);
-        let result = import::import_continuing(&ledger, gate, format, &file, link, |n| {
+        let result = import::import_continuing(ledger, gate, format, &file, link, |n| {
             if let Some(b) = &bar {
                 b.set_position(n);
             }
@@ -84,31 +103,39 @@ pub fn run(db: &Path, gate: &Gatekeeper, format: &str, path: &Path, as_json: boo
     Ok(u8::from(refused > 0))
 }
 
-/// The logs under `path`: the file itself, or a directory's `*.jsonl`, `*.json` and `*.traj` files in
-/// name order (one level; Claude Code keeps a project's sessions side by side).
+/// The logs under `path`: the file itself, or the `*.jsonl`, `*.json` and `*.traj` files of a
+/// directory and its sub-folders, in path order (Claude Code keeps a project's sessions side by
+/// side, Codex keeps its sessions in folders by date). Links are not followed: a link to a
+/// folder elsewhere, or back up the tree, is not walked.
 fn logs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let cannot = |e: std::io::Error| {
-        Failure::usage(format!(
-            "cannot read {} ({e}); check the path",
-            path.display()
-        ))
+    let cannot = |p: &Path, e: std::io::Error| {
+        Failure::usage(format!("cannot read {} ({e}); check the path", p.display()))
     };
     if !path.is_dir() {
-        std::fs::metadata(path).map_err(cannot)?;
+        std::fs::metadata(path).map_err(|e| cannot(path, e))?;
         return Ok(vec![path.to_path_buf()]);
     }
-    let mut out: Vec<PathBuf> = (std::fs::read_dir(path).map_err(cannot)?)
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|e| e == "jsonl" || e == "json" || e == "traj")
-        })
-        .collect();
+    let is_log = |p: &Path| {
+        p.extension()
+            .is_some_and(|e| e == "jsonl" || e == "json" || e == "traj")
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut folders = vec![path.to_path_buf()];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).map_err(|e| cannot(&dir, e))? {
+            let entry = entry.map_err(|e| cannot(&dir, e))?;
+            let kind = entry.file_type().map_err(|e| cannot(&entry.path(), e))?;
+            if kind.is_dir() {
+                folders.push(entry.path());
+            } else if kind.is_file() && is_log(&entry.path()) {
+                out.push(entry.path());
+            }
+        }
+    }
     out.sort();
     if out.is_empty() {
         return Err(Failure::usage(format!(
-            "{} holds no .jsonl, .json or .traj log; give a log file or its directory",
+            "{} holds no .jsonl, .json or .traj log, nor do its sub-folders; give a log file or its directory",
             path.display()
         )));
     }

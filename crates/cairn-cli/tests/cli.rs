@@ -950,6 +950,41 @@ fn json_line(l: &str) -> serde_json::Value {
     serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))
 }
 
+/// Issue 37, row 18: `pin --auto --dry-run ... | head -1` must not leave the ledger needing
+/// recovery: the dry run opens read-only, and its output pipe closing early ends nothing
+/// mid-write.
+#[test]
+fn a_dry_run_whose_output_pipe_closes_leaves_the_ledger_as_it_was() {
+    let t = Tmp::new();
+    let mut lines = String::new();
+    for turn in 1..=40 {
+        lines.push_str(&format!(
+            "{{\"kind\":\"span\",\"stream\":\"s\",\"turn\":{turn},\"role\":\"user\",\"text\":\"never run DROP TABLE on table t{turn} of the prod database\"}}\n"
+        ));
+    }
+    let f = t.file("p.jsonl", lines.as_bytes());
+    assert_eq!(code(&t.cairn(&["ingest", f.to_str().unwrap()], None)), 0);
+    let before = fingerprint(&t);
+    for _ in 0..3 {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--db")
+            .arg(t.db())
+            .args(["pin", "--auto", "--dry-run", "s", "constraints"])
+            .env_remove("CAIRN_DB")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn cairn");
+        // The reader goes away at once, as `head -1` does after its line.
+        drop(child.stdout.take());
+        let _ = child.wait();
+    }
+    assert_eq!(fingerprint(&t), before, "a dry run writes nothing");
+    let o = t.cairn(&["stats"], None);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("mid-write"), "{}", stderr(&o));
+}
+
 /// Issue 23, point 4: `pin --auto --dry-run` shows what would be pinned and writes nothing;
 /// the same command without it pins (pins are forever, so preview first).
 #[test]

@@ -623,3 +623,75 @@ fn a_message_of_an_unknown_shape_is_skipped_with_its_field_named() {
         .collect();
     assert_eq!(texts, ["we stay on libfoo 2.3.1", "noted: libfoo stays"]);
 }
+
+/// Issue 37, row 19: a directory import walks its sub-folders, where Codex keeps its sessions
+/// by date; a link to a folder is not followed.
+#[test]
+fn a_directory_import_walks_sub_folders_and_not_links() {
+    let t = Tmp::new();
+    let root = t.dir.path().join("sessions");
+    let day = root.join("2026").join("12").join("03");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::copy(
+        fixture("codex/agentv-rollout.jsonl"),
+        day.join("rollout.jsonl"),
+    )
+    .unwrap();
+    // A link back up the tree would walk for ever if followed.
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&root, day.join("loop")).unwrap();
+    let o = import(&t, "codex", root.to_str().unwrap());
+    assert_eq!(code(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    let reports: Vec<Value> = (stdout(&o).lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(reports.len(), 1, "{}", stdout(&o));
+    assert!(reports[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("rollout.jsonl"));
+    // Near miss: a folder with no log anywhere below is a usage error that says so.
+    let empty = t.dir.path().join("empty").join("deeper");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = import(&t, "codex", t.dir.path().join("empty").to_str().unwrap());
+    assert_eq!(code(&o), 2);
+    assert!(
+        stderr(&o).contains("nor do its sub-folders"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Issue 37, row 9: a line past the limit is refused before it is held, with a sentence, and a
+/// failed first import leaves no ledger file behind.
+#[test]
+fn a_line_past_the_limit_is_refused_and_a_failed_first_import_leaves_no_ledger() {
+    let t = Tmp::new();
+    let log = t.dir.path().join("huge.jsonl");
+    {
+        use std::io::Write;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
+        f.write_all(b"{\"type\":\"user\",\"message\":{\"content\":\"")
+            .unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..33 {
+            f.write_all(&chunk).unwrap();
+        }
+        f.write_all(b"\"}}\n").unwrap();
+    }
+    let o = import(&t, "claude-code", log.to_str().unwrap());
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("past the limit"), "{}", stderr(&o));
+    assert!(
+        !t.db().exists(),
+        "a failed first import leaves no ledger file"
+    );
+    // Near miss: a log within the limit imports into a new ledger.
+    let o = import(
+        &t,
+        "codex",
+        fixture("codex/agentv-rollout.jsonl").to_str().unwrap(),
+    );
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(t.db().exists());
+}

@@ -73,6 +73,15 @@ fn deep_nesting_and_huge_records_name_their_limits() {
 fn a_record_with_too_many_links_names_max_links() {
     let ledger = Ledger::in_memory().unwrap();
     let mut b = ledger.batch().unwrap();
+    // An action is judged only on a stream the ledger holds.
+    b.append(cairn::record::Span {
+        stream: "s".into(),
+        turn: 0,
+        role: cairn::record::Role::User,
+        tool: None,
+        text: "hello".into(),
+    })
+    .unwrap();
     let relies_on: Vec<Rid> = (0..=cairn::MAX_LINKS as u32)
         .map(|i| Rid(blake3::hash(&i.to_le_bytes()).into()))
         .collect();

@@ -206,6 +206,9 @@ fn a_schema_of_another_version_is_refused_on_open() {
         url.replace("cairn@", "cairn:sec/ret?x@"),
         format!("{url}?password=secret"),
         format!("{url}?sslmode=disable&PassWord=secret"),
+        // Issue 37, row 13: a key the driver percent-decodes is the same key.
+        format!("{url}?%70assword=secret"),
+        format!("{url}?sslmode=disable&pass%77ord=secret"),
     ] {
         let o = run_cairn(Path::new(&with_password), &["stats"], None);
         assert_eq!(code(&o), 2);

@@ -316,6 +316,19 @@ pub struct PinArgs {
     pub dry_run: bool,
 }
 
+/// Arguments of `retire`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RetireArgs {
+    /// The stream.
+    pub stream: String,
+    /// The pin that holds the item: its name ("constraints") or record id.
+    pub pin: String,
+    /// The item's text, as pinned.
+    pub item: String,
+    /// The user's turn that lifts it ("turn:N"), later than the turn that stated it.
+    pub witness: String,
+}
+
 /// Arguments of `reground`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RegroundArgs {
@@ -443,7 +456,7 @@ impl Memory {
                 for why in gate.scorer.failures() {
                     eprintln!("cairn: {why}");
                 }
-                Ok(line_result(&r))
+                Ok(in_tool_words(line_result(&r)))
             })
             .await?;
         Ok(answer(verdict_text(what, &v), v))
@@ -568,6 +581,36 @@ fn answer(text: String, value: Value) -> CallToolResult {
 
 /// A verdict as a model reads it: admitted or refused, each finding, each claim's status, and
 /// what to do about a refusal.
+/// A verdict's advice in the words of this front door: a finding that tells a person at a
+/// shell to run `cairn pin --auto STREAM NAME` tells an agent over MCP to call the `pin` tool
+/// (issue 37, row 22). The verdict recorded in the ledger keeps its words.
+fn in_tool_words(v: Value) -> Value {
+    const SAID: [(&str, &str); 3] = [
+        (
+            "pin them (cairn pin --auto ",
+            "pin them (call the pin tool with items left out, for stream ",
+        ),
+        (
+            " NAME) or extend the budget",
+            " and a name of your choosing) or extend the budget",
+        ),
+        (
+            "(cairn import DIR links a continued log to it)",
+            "(record the earlier log's turns with record_turns first)",
+        ),
+    ];
+    let Ok(mut text) = serde_json::to_string(&v) else {
+        return v;
+    };
+    if !SAID.iter().any(|(cli, _)| text.contains(cli)) {
+        return v;
+    }
+    for (cli, tool) in SAID {
+        text = text.replace(cli, tool);
+    }
+    serde_json::from_str(&text).unwrap_or(v)
+}
+
 fn verdict_text(what: &str, v: &Value) -> String {
     let mut out = String::new();
     let verdict = v["verdict"].as_str().unwrap_or("recorded");
@@ -879,6 +922,36 @@ impl Memory {
         };
         Ok(answer(text, v))
     }.await)
+    }
+
+    #[tool(
+        description = "Retire a pinned item the user has lifted (\"ok, you may drop the orders tables now\", \"the budget is now $600\"): give the stream, the pin, the item's text as pinned, and the user's turn that lifts it. Pins never change; from now on the gates hold compactions and actions only to the items still in force, and context marks the item retired. Refused without a later user turn as witness."
+    )]
+    async fn retire(
+        &self,
+        Parameters(args): Parameters<RetireArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        mendable(
+            async {
+                let v = self
+                    .write(move |ledger, gate| {
+                        let mut batch = ledger.batch_for(&[&args.stream]).map_err(internal)?;
+                        let line = json!({"kind": "retirement", "stream": args.stream, "pin": args.pin, "item": args.item, "witness": args.witness});
+                        let r = apply(&mut batch, gate, line, "")?;
+                        batch.commit().map_err(internal)?;
+                        Ok(json!({"rid": r.rid.to_hex(), "stream": args.stream, "pin": args.pin, "item": args.item, "witness": args.witness}))
+                    })
+                    .await?;
+                let text = format!(
+                    "retired {:?} of pin {} ({}): no longer in force",
+                    v["item"].as_str().unwrap_or(""),
+                    v["pin"].as_str().unwrap_or(""),
+                    v["rid"].as_str().unwrap_or("")
+                );
+                Ok(answer(text, v))
+            }
+            .await,
+        )
     }
 
     #[tool(

@@ -304,3 +304,22 @@ def test_errors_cross_to_another_process_by_pickle():
         again = pickle.loads(pickle.dumps(e))
         assert type(again) is type(e) and str(again) == str(e)
     assert cairn.InvalidInput.__module__ == "cairn"
+
+
+def test_a_pinned_item_the_user_lifted_is_retired_from_python(db):
+    # Issue 37, row 20: a pinned fact changes; Python retires the old item citing the user's turn.
+    ledger = cairn.Ledger(db)
+    ledger.record_turns("s", [
+        cairn.Turn("user", "never run DROP TABLE on the orders database"),
+        cairn.Turn("user", "ok, the orders database is retired; you may drop its tables now"),
+    ])
+    ledger.pin("s", "constraints", [cairn.PinItem("prohibition", "never run DROP TABLE on the orders database", "turn:0")])
+    refused = ledger.check_action("s", "psql -c 'DROP TABLE orders'", irreversible=True)
+    assert refused.refused, refused
+    # Near miss: the turn that imposed the rule cannot lift it.
+    with pytest.raises(cairn.CairnError):
+        ledger.retire("s", "constraints", "never run DROP TABLE on the orders database", "turn:0")
+    ledger.retire("s", "constraints", "never run DROP TABLE on the orders database", "turn:1")
+    assert ledger.context("s").pins[0].retired_by, ledger.context("s").pins
+    again = ledger.check_action("s", "psql -c 'DROP TABLE orders'", irreversible=True)
+    assert "prohibited-action" not in again.gates, again

@@ -96,12 +96,150 @@ pub(super) fn inner_subs(text: &[char]) -> Vec<String> {
     out
 }
 
+/// A line with each here-document written as a here-string: `CMD <<'EOF'` + body + `EOF`
+/// becomes `CMD <<< 'BODY'` (a quoted delimiter: the body is literal), and `CMD <<EOF` becomes
+/// `CMD <<< "BODY"` (its substitutions run, as in double quotes); `<<-` strips the body's
+/// leading tabs. So the body is the command's standard input, read as an `echo`'s text is:
+/// data for `cat` or `git commit -m "$(cat <<'EOF' ...)"`, code for `bash` or `psql`.
+/// `None` when the line holds no here-document, or one whose delimiter line never comes.
+pub(super) fn heredocs_as_strings(line: &str) -> Option<String> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Cx {
+        Code,
+        Dq,
+        Sq,
+        Back,
+    }
+    let mut text: Vec<char> = line.chars().collect();
+    let mut stack = vec![Cx::Code];
+    let mut changed = false;
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        let top = *stack.last().unwrap_or(&Cx::Code);
+        match (top, c) {
+            (Cx::Sq, '\'') => {
+                stack.pop();
+            }
+            (Cx::Sq, _) => {}
+            (_, '\\') => i += 1,
+            (Cx::Dq, '"') | (Cx::Back, '`') => {
+                stack.pop();
+            }
+            (Cx::Code, '"') => stack.push(Cx::Dq),
+            (Cx::Code, '\'') => stack.push(Cx::Sq),
+            (Cx::Code | Cx::Dq, '`') => stack.push(Cx::Back),
+            (_, '$') if text.get(i + 1) == Some(&'(') => {
+                stack.push(Cx::Code);
+                i += 1;
+            }
+            (Cx::Code, '(') if stack.len() > 1 => stack.push(Cx::Code),
+            (Cx::Code, ')') if stack.len() > 1 => {
+                stack.pop();
+            }
+            (Cx::Code | Cx::Back, '<')
+                if text.get(i + 1) == Some(&'<') && text.get(i + 2) != Some(&'<') =>
+            {
+                let (string, end) = heredoc(&text, i)?;
+                text.splice(i..end, string.chars());
+                i += string.chars().count();
+                changed = true;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    changed.then(|| text.into_iter().collect())
+}
+
+/// The here-document whose `<<` is at `at`: the here-string that stands for it, and the end of
+/// what it replaces, the body and its delimiter line included (the rest of the operator's own
+/// line stays, after the here-string).
+fn heredoc(text: &[char], at: usize) -> Option<(String, usize)> {
+    let mut j = at + 2;
+    let strip = text.get(j) == Some(&'-');
+    if strip {
+        j += 1;
+    }
+    while matches!(text.get(j), Some(' ' | '\t')) {
+        j += 1;
+    }
+    let word_start = j;
+    while let Some(c) = text.get(j) {
+        if c.is_whitespace() || ";|&<>()".contains(*c) {
+            break;
+        }
+        j += 1;
+    }
+    let word: String = text[word_start..j].iter().collect();
+    let quoted = word.contains(['\'', '"', '\\']);
+    let delim: String = word
+        .chars()
+        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+        .collect();
+    if delim.is_empty() {
+        return None;
+    }
+    // The body starts on the line after the operator's.
+    let nl = (j..text.len()).find(|k| text[*k] == '\n')?;
+    let mut body: Vec<String> = Vec::new();
+    let mut k = nl + 1;
+    loop {
+        if k > text.len() {
+            return None;
+        }
+        let end = (k..text.len())
+            .find(|x| text[*x] == '\n')
+            .unwrap_or(text.len());
+        let raw: String = text[k..end].iter().collect();
+        let line = if strip {
+            raw.trim_start_matches('\t').to_string()
+        } else {
+            raw
+        };
+        if line == delim {
+            // The operator's line, less the operator, then the lines after the delimiter.
+            let rest: String = text[j..=nl].iter().collect();
+            let body = body.join("\n");
+            let string = if quoted {
+                format!("<<< '{}'", body.replace('\'', "'\\''"))
+            } else {
+                format!("<<< \"{}\"", body.replace('"', "\\\""))
+            };
+            return Some((format!("{string}{rest}"), end));
+        }
+        body.push(line);
+        k = end + 1;
+    }
+}
+
+/// The language an interpreter command runs, for the interpreters whose inline code is read.
+pub(super) fn language(name: &str) -> Option<&'static str> {
+    match name {
+        n if n.starts_with("python") && n[6..].chars().all(|c| c.is_ascii_digit() || c == '.') => {
+            Some("Python")
+        }
+        "pypy" | "pypy3" => Some("Python"),
+        "ruby" => Some("Ruby"),
+        "node" | "nodejs" | "bun" | "deno" => Some("JavaScript"),
+        "php" => Some("PHP"),
+        "osascript" => Some("AppleScript"),
+        "lua" | "luajit" => Some("Lua"),
+        "tclsh" | "wish" => Some("Tcl"),
+        "mongosh" | "mongo" => Some("MongoDB shell"),
+        "Rscript" => Some("R"),
+        "julia" => Some("Julia"),
+        _ => None,
+    }
+}
+
 /// The inline code an interpreter runs from its arguments (`python -c CODE`, `perl -e`,
 /// `ruby -e`, `node -e|-p|--eval|--print`, `php -r`, `deno eval`, `bun -e`), with the
 /// language's name; `None` when it runs none.
 pub(super) fn inline_code<'a>(name: &str, args: &'a [String]) -> Option<(&'static str, &'a str)> {
     let (lang, flags): (&'static str, &[&str]) = match name {
-        n if n.starts_with("python") || n == "pypy" || n == "pypy3" => ("Python", &["-c"]),
+        n if language(n) == Some("Python") => ("Python", &["-c"]),
         "perl" => ("Perl", &["-e", "-E"]),
         "ruby" => ("Ruby", &["-e"]),
         "node" | "nodejs" | "bun" => ("JavaScript", &["-e", "-p", "--eval", "--print"]),
@@ -111,6 +249,10 @@ pub(super) fn inline_code<'a>(name: &str, args: &'a [String]) -> Option<(&'stati
             return args.get(k + 1).map(|c| ("JavaScript", c.as_str()));
         }
         "osascript" => ("AppleScript", &["-e"]),
+        "lua" | "luajit" => ("Lua", &["-e"]),
+        "mongosh" | "mongo" => ("MongoDB shell", &["--eval"]),
+        "tclsh" | "wish" => return None,
+        "Rscript" | "julia" => ("R or Julia", &["-e"]),
         _ => return None,
     };
     for (k, a) in args.iter().enumerate() {
@@ -137,10 +279,12 @@ pub(super) fn inline_code<'a>(name: &str, args: &'a [String]) -> Option<(&'stati
     None
 }
 
-/// Names that only compute and print: what plainly read-only inline code may call or name.
-/// Anything else (a module's function, a file, a subprocess) makes the code opaque. An allow
-/// list, not a deny list: a new way to delete a file is unknown here, and so it fails closed.
+/// Names that only compute, read and print: what plainly read-only inline code may call or
+/// name, besides the names it binds itself (`d = ...`, `for x in ...`). Anything else (a
+/// module's function that writes, a subprocess) makes the code opaque. An allow list, not a
+/// deny list: a new way to delete a file is unknown here, and so it fails closed.
 const READ_ONLY_NAMES: &[&str] = &[
+    // Python.
     "print",
     "len",
     "str",
@@ -152,65 +296,82 @@ const READ_ONLY_NAMES: &[&str] = &[
     "abs",
     "round",
     "sorted",
+    "reversed",
     "range",
     "list",
     "dict",
     "tuple",
     "set",
+    "frozenset",
     "repr",
     "bool",
     "format",
+    "enumerate",
+    "zip",
+    "isinstance",
+    "type",
+    "any",
+    "all",
+    "map",
+    "filter",
+    "next",
+    "iter",
+    "hex",
+    "ord",
+    "chr",
     "import",
+    "from",
+    "as",
     "sys",
+    "stdin",
+    "argv",
     "version",
     "version_info",
     "platform",
     "python_version",
     "json",
-    "dumps",
+    "load",
     "loads",
+    "dumps",
+    "indent",
     "math",
     "sqrt",
     "pi",
-    "True",
-    "False",
-    "None",
-    "true",
-    "false",
-    "null",
-    "console",
-    "log",
-    "process",
-    "versions",
-    "puts",
-    "p",
-    "say",
-    "echo",
-    "RUBY_VERSION",
-    "PHP_VERSION",
-    "phpversion",
-    "for",
-    "in",
-    "if",
-    "else",
-    "and",
-    "or",
-    "not",
-    "x",
-    "i",
-    "n",
-    "JSON",
-    "stringify",
-    "parse",
-    "Math",
-    "upper",
-    "lower",
-    "join",
-    "split",
-    "strip",
-    "hex",
-    "ord",
-    "chr",
+    "re",
+    "search",
+    "match",
+    "fullmatch",
+    "findall",
+    "finditer",
+    "group",
+    "groups",
+    "sub",
+    "compile",
+    "IGNORECASE",
+    "MULTILINE",
+    "collections",
+    "Counter",
+    "defaultdict",
+    "most_common",
+    "yaml",
+    "safe_load",
+    "tomllib",
+    "csv",
+    "reader",
+    "DictReader",
+    "pathlib",
+    "Path",
+    "read_text",
+    "exists",
+    "is_file",
+    "is_dir",
+    "glob",
+    "rglob",
+    "name",
+    "stem",
+    "suffix",
+    "parent",
+    "parts",
     "time",
     "datetime",
     "now",
@@ -222,26 +383,282 @@ const READ_ONLY_NAMES: &[&str] = &[
     "maxsize",
     "byteorder",
     "uname",
-    "node",
     "machine",
-    "system_alias",
+    "True",
+    "False",
+    "None",
+    "for",
+    "in",
+    "if",
+    "else",
+    "elif",
+    "and",
+    "or",
+    "not",
+    "is",
+    "while",
+    "break",
+    "continue",
+    "pass",
+    "try",
+    "except",
+    "finally",
+    "with",
+    "lambda",
+    "def",
+    "return",
+    "yield",
+    "Exception",
+    "KeyError",
+    "ValueError",
+    "get",
+    "items",
+    "keys",
+    "values",
+    "append",
+    "extend",
+    "update",
+    "setdefault",
+    "pop",
+    "sort",
+    "copy",
+    "count",
+    "index",
+    "upper",
+    "lower",
+    "title",
+    "join",
+    "split",
+    "rsplit",
+    "splitlines",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "replace",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "encode",
+    "decode",
+    "read",
+    "readlines",
+    "readline",
+    "open",
+    "e",
+    "f",
+    "x",
+    "i",
+    "n",
+    "k",
+    "v",
+    "os",
+    "listdir",
+    "getcwd",
+    "environ",
+    "walk",
+    "stat",
+    "getsize",
+    "isfile",
+    "isdir",
+    "basename",
+    "dirname",
+    "abspath",
+    "realpath",
+    "splitext",
+    "sep",
+    "fromtimestamp",
+    "strftime",
+    "strptime",
+    "timedelta",
+    "timezone",
+    "utc",
+    "utcnow",
+    "ast",
+    "literal_eval",
+    "base64",
+    "b64decode",
+    "b64encode",
+    "urllib",
+    "urlparse",
+    "quote",
+    "unquote",
+    "hashlib",
+    "sha256",
+    "sha1",
+    "md5",
+    "hexdigest",
+    "textwrap",
+    "dedent",
+    "shlex",
+    "struct",
+    "unpack",
+    "pprint",
+    "sum",
+    "floor",
+    "ceil",
+    "log10",
+    "statistics",
+    "mean",
+    "median",
+    // JavaScript, Ruby, Perl, PHP.
+    "console",
+    "log",
+    "error",
+    "process",
+    "versions",
+    "node",
+    "env",
+    "JSON",
+    "parse",
+    "stringify",
+    "Math",
+    "Object",
+    "entries",
+    "forEach",
+    "length",
+    "slice",
+    "includes",
+    "filter",
+    "reduce",
+    "const",
+    "let",
+    "var",
+    "of",
+    "function",
+    "Array",
+    "isArray",
+    "Number",
+    "String",
+    "readFileSync",
+    "readdirSync",
+    "existsSync",
+    "statSync",
+    "toString",
+    "resolve",
+    "join",
+    "extname",
+    "size",
+    "isFile",
+    "isDirectory",
+    "Buffer",
+    "subarray",
+    "readUInt32BE",
+    "readUInt16BE",
+    "utf8",
+    "split",
+    "trim",
+    "match",
+    "test",
+    "RegExp",
+    "Set",
+    "Map",
+    "has",
+    "push",
+    "sort",
+    "find",
+    "some",
+    "every",
+    "padStart",
+    "padEnd",
+    "toUpperCase",
+    "toFixed",
+    "puts",
+    "p",
+    "say",
+    "echo",
+    "print_r",
+    "var_dump",
+    "RUBY_VERSION",
+    "File",
+    "Dir",
+    "exist",
+    "file_get_contents",
+    "json_decode",
+    "PHP_VERSION",
+    "phpversion",
+    "true",
+    "false",
+    "null",
+    "undefined",
 ];
 
-/// Whether inline code plainly only computes and prints: it names nothing outside
-/// [`READ_ONLY_NAMES`] (string literals aside), and holds no shell-out (backticks, `%x`).
+/// Whether inline code plainly only computes, reads and prints: it names nothing outside
+/// [`READ_ONLY_NAMES`] and the names it binds itself (string literals aside); it opens files
+/// with one argument only (no mode that writes); it requires only a JSON file; and it holds no
+/// shell-out (backticks, `%x`) and no dunder (`__import__`).
 pub(super) fn plainly_read_only(code: &str) -> bool {
     if code.contains('`') || code.contains("%x") || code.contains("__") {
         return false;
     }
-    let mut names = Vec::new();
+    let (names, literals) = names_and_literals(code);
+    let Some(names) = names else {
+        return false;
+    };
+    // `open(f)` reads; a second argument may write.
+    if !opens_to_read(code) {
+        return false;
+    }
+    // `require('./data.json')` reads a file; any other module may do anything.
+    if !requires_json_only(code) {
+        return false;
+    }
+    let _ = literals;
+    let bound = bound_names(&names);
+    names
+        .iter()
+        .filter(|n| !is_mark(n) && !n.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .all(|n| READ_ONLY_NAMES.contains(&n.as_str()) || bound.contains(n) || n == "require")
+}
+
+/// Whether every `require(` of the code takes a string literal naming a JSON file.
+fn requires_json_only(code: &str) -> bool {
+    let mut rest = code;
+    while let Some(at) = rest.find("require(") {
+        let after = rest[at + "require(".len()..].trim_start();
+        let Some(q) = after.chars().next().filter(|c| matches!(c, '"' | '\'')) else {
+            return false;
+        };
+        let inner = &after[1..];
+        // A JSON file, or a module of reads whose names the allow list then checks.
+        match inner.find(q) {
+            Some(end)
+                if inner[..end].ends_with(".json")
+                    || matches!(
+                        &inner[..end],
+                        "fs" | "path" | "os" | "node:fs" | "node:path"
+                    ) =>
+            {
+                rest = &inner[end..]
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// The names of code outside its string literals, in order, and its string literals; `None`
+/// for a literal that never closes.
+fn names_and_literals(code: &str) -> (Option<Vec<String>>, Vec<String>) {
+    let (mut names, mut literals) = (Vec::new(), Vec::new());
     let mut word = String::new();
+    let mut lit = String::new();
     let mut quote: Option<char> = None;
+    let mut comment = false;
     let mut prev = ' ';
+    // Whether only white space stands before `c` on its line.
+    let mut line_start = true;
     for c in code.chars() {
+        let at_start = line_start;
+        line_start = c == '\n' || (line_start && c.is_whitespace());
+        let line_start = at_start;
         match quote {
             Some(q) => {
                 if c == q && prev != '\\' {
                     quote = None;
+                    literals.push(std::mem::take(&mut lit));
+                } else {
+                    lit.push(c);
                 }
             }
             None if c == '"' || c == '\'' => {
@@ -250,10 +667,23 @@ pub(super) fn plainly_read_only(code: &str) -> bool {
                 }
                 quote = Some(c);
             }
+            // A comment line (`#` first on its line) names nothing. A `#` inside a line is not
+            // taken for one: it is code in Perl (`$#a`) and JavaScript (`x.#p`), and what
+            // follows it would go unread.
+            None if comment => {
+                if c == '\n' {
+                    comment = false;
+                }
+            }
+            None if c == '#' && line_start => comment = true,
             None if c.is_alphanumeric() || c == '_' => word.push(c),
             None => {
                 if !word.is_empty() {
+                    // A name followed by `=` (not `==`) or after `for`/`as` is bound here.
                     names.push(std::mem::take(&mut word));
+                }
+                if c == '=' || c == ',' || c == '(' || c == ')' {
+                    names.push(c.to_string());
                 }
             }
         }
@@ -262,11 +692,90 @@ pub(super) fn plainly_read_only(code: &str) -> bool {
     if !word.is_empty() {
         names.push(word);
     }
-    quote.is_none()
-        && names
-            .iter()
-            .filter(|n| !n.chars().next().is_some_and(|c| c.is_ascii_digit()))
-            .all(|n| READ_ONLY_NAMES.contains(&n.as_str()))
+    let names = quote.is_none().then(|| {
+        names
+            .into_iter()
+            .filter(|n| n.chars().any(|c| c.is_alphanumeric() || c == '_') || is_mark(n))
+            .collect()
+    });
+    (names, literals)
+}
+
+fn is_mark(n: &str) -> bool {
+    matches!(n, "=" | "," | "(" | ")")
+}
+
+/// The names the code binds: a name right before `=` (`d = ...`, `a, b = ...`), after `for`,
+/// `as`, `def`, `lambda`, `const`, `let` or `var`, or a parameter of a `def` or `lambda`.
+fn bound_names(names: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    // The targets of a `for` loop, up to its `in` (`for i, child in ...`).
+    let mut for_target = false;
+    for (k, n) in names.iter().enumerate() {
+        match n.as_str() {
+            "for" => for_target = true,
+            "in" | "of" => for_target = false,
+            _ if for_target && !is_mark(n) => out.push(n.clone()),
+            _ => {}
+        }
+        let next = names.get(k + 1).map(String::as_str);
+        let before = k
+            .checked_sub(1)
+            .and_then(|b| names.get(b))
+            .map(String::as_str);
+        let binds = next == Some("=") && names.get(k + 2).map(String::as_str) != Some("=")
+            || next == Some(",")
+                && names[k + 1..]
+                    .iter()
+                    .take_while(|x| *x != "(")
+                    .any(|x| x == "=")
+            || matches!(
+                before,
+                Some("for" | "as" | "def" | "lambda" | "const" | "let" | "var" | "function")
+            );
+        if binds && !is_mark(n) {
+            out.push(n.clone());
+        }
+    }
+    out
+}
+
+/// Whether every `open(` call of the code has one argument: a read.
+fn opens_to_read(code: &str) -> bool {
+    let mut rest = code;
+    while let Some(at) = rest.find("open(") {
+        let after = &rest[at + "open(".len()..];
+        let mut depth = 0usize;
+        for c in after.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' if depth == 0 => break,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    // A second argument is a read mode, or an encoding.
+                    let more = after[after.find(',').unwrap_or(0) + 1..].trim_start();
+                    let read_mode = [
+                        "'r'",
+                        "\"r\"",
+                        "'rb'",
+                        "\"rb\"",
+                        "'rt'",
+                        "\"rt\"",
+                        "encoding=",
+                    ]
+                    .iter()
+                    .any(|m| more.starts_with(m));
+                    if !read_mode {
+                        return false;
+                    }
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = after;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -294,7 +803,40 @@ mod tests {
             "import shutil; shutil.rmtree('/srv/prod')"
         ));
         assert!(!plainly_read_only("__import__('os').system('x')"));
-        assert!(!plainly_read_only("print(open('/etc/passwd').read())"));
+        // A comment line names nothing; a `#` inside a line hides nothing after it.
+        assert!(plainly_read_only("import json\n# Show the keys\nprint(1)"));
+        assert!(!plainly_read_only("print($#a); unlink('/srv/prod/x')"));
+        assert!(!plainly_read_only(
+            "print(1//1); import shutil; shutil.rmtree('/srv/prod')"
+        ));
+        // Reading a file is a read.
+        assert!(plainly_read_only("print(open('/etc/hostname').read())"));
         assert!(!plainly_read_only("puts `rm -rf /`"));
+        // Reading stdin or a file and printing, with names of its own, is read-only.
+        assert!(plainly_read_only(
+            "import sys,json; d=json.load(sys.stdin); print(d['tunnels'][0]['public_url'])"
+        ));
+        assert!(plainly_read_only(
+            "import json; data = json.load(open('package.json')); print(data.get('version'))"
+        ));
+        assert!(plainly_read_only(
+            "const d=require('./segment_data.json'); console.log(Object.keys(d).length)"
+        ));
+        assert!(plainly_read_only(
+            "import json\nwith open('d.pen', 'r') as f:\n    data = json.load(f)\nprint(len(data))"
+        ));
+        assert!(plainly_read_only(
+            "d = json.loads('[]')\nfor i, child in enumerate(d):\n    name = child.get('name')\n    print(i, name)"
+        ));
+        // Near misses: opening to write, a module that may do anything.
+        assert!(!plainly_read_only("with open('x', 'w') as f: f.write('')"));
+        assert!(!plainly_read_only(
+            "require('fs').rmSync('/srv/prod', {recursive: true})"
+        ));
+        assert!(!plainly_read_only("open('/srv/prod/x', 'w')"));
+        assert!(!plainly_read_only(
+            "require('child_process').execSync('rm -rf /srv/prod')"
+        ));
+        assert!(!plainly_read_only("import os; os.remove('/srv/prod/x')"));
     }
 }

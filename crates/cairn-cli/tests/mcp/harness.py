@@ -14,6 +14,7 @@ from mcp.client.stdio import stdio_client
 CAIRN = os.environ["CAIRN_BIN"]
 
 TOOLS = {
+    "retire",
     "record_turns",
     "propose_compaction",
     "check_action",

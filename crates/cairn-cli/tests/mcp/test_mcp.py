@@ -104,6 +104,12 @@ def test_a_refusal_is_a_result_the_model_reads(tmp_path):
             assert refused.structured_content["verdict"] == "refused"
             assert refused.structured_content["findings"], refused.structured_content
             assert "Use this text as your compacted context" in text(refused), text(refused)
+            # Its advice names this front door's tools, not a shell command (issue 37, row 22).
+            findings = refused.structured_content["findings"]
+            unpinned = [f for f in findings if f["gate"] == "unpinned-reference"]
+            assert unpinned, findings
+            assert "call the pin tool" in unpinned[0]["detail"], unpinned[0]
+            assert "cairn pin" not in text(refused), text(refused)
 
     run(go())
 

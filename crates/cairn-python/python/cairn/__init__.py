@@ -725,6 +725,15 @@ class Ledger:
             raw=d,
         )
 
+    def retire(self, stream: str, pin: str, item: str, witness: str) -> Appended:
+        """Retires a pinned item the user lifted ("the budget is now $600"): ``pin`` is the
+        pin's name or rid, ``item`` the item's text as pinned, ``witness`` the user's turn that
+        lifts it ("turn:N", later than the turn that stated it). The pin never changes; the
+        gates hold compactions and actions only to the items in force from now on."""
+        r = self.append({"kind": "retirement", "stream": stream, "pin": pin, "item": item, "witness": witness})
+        assert isinstance(r, Appended)
+        return r
+
     def import_log(self, path: PathLike, format: str) -> ImportReport:
         """Imports an agent's own log (``cairn import --from FORMAT``): claude-code, codex,
         openai-chat or swe-agent."""
