@@ -316,7 +316,6 @@ pub(crate) fn prohibits(
         // The table reads this prohibition's deeds where they are done, so a command it does
         // not know matches only by stating every key word of the prohibition itself: a word
         // that shares a stem or a synonym with one of them ("release", "dropout") is no match.
-        let _ = share;
         return (parsed.unknown.iter())
             .find(|command| states_every_word(prohibition, command))
             .map(|command| format!("`{command}` says what the prohibition forbids"));

@@ -259,8 +259,7 @@ pub(super) fn inline_code<'a>(name: &str, args: &'a [String]) -> Option<(&'stati
         if a == "--" {
             break;
         }
-        if let Some(f) = flags.iter().find(|f| a == *f) {
-            let _ = f;
+        if flags.contains(&a.as_str()) {
             return args.get(k + 1).map(|c| (lang, c.as_str()));
         }
         // A short flag with the code attached (`-cprint(1)`) or among other flags (`-Sc`).
@@ -591,7 +590,7 @@ pub(super) fn plainly_read_only(code: &str) -> bool {
     if code.contains('`') || code.contains("%x") || code.contains("__") {
         return false;
     }
-    let (names, literals) = names_and_literals(code);
+    let names = names_of(code);
     let Some(names) = names else {
         return false;
     };
@@ -603,7 +602,6 @@ pub(super) fn plainly_read_only(code: &str) -> bool {
     if !requires_json_only(code) {
         return false;
     }
-    let _ = literals;
     let bound = bound_names(&names);
     names
         .iter()
@@ -637,12 +635,11 @@ fn requires_json_only(code: &str) -> bool {
     true
 }
 
-/// The names of code outside its string literals, in order, and its string literals; `None`
-/// for a literal that never closes.
-fn names_and_literals(code: &str) -> (Option<Vec<String>>, Vec<String>) {
-    let (mut names, mut literals) = (Vec::new(), Vec::new());
+/// The names of code outside its string literals, in order; `None` for a literal that never
+/// closes.
+fn names_of(code: &str) -> Option<Vec<String>> {
+    let mut names = Vec::new();
     let mut word = String::new();
-    let mut lit = String::new();
     let mut quote: Option<char> = None;
     let mut comment = false;
     let mut prev = ' ';
@@ -656,9 +653,6 @@ fn names_and_literals(code: &str) -> (Option<Vec<String>>, Vec<String>) {
             Some(q) => {
                 if c == q && prev != '\\' {
                     quote = None;
-                    literals.push(std::mem::take(&mut lit));
-                } else {
-                    lit.push(c);
                 }
             }
             None if c == '"' || c == '\'' => {
@@ -692,13 +686,12 @@ fn names_and_literals(code: &str) -> (Option<Vec<String>>, Vec<String>) {
     if !word.is_empty() {
         names.push(word);
     }
-    let names = quote.is_none().then(|| {
+    quote.is_none().then(|| {
         names
             .into_iter()
             .filter(|n| n.chars().any(|c| c.is_alphanumeric() || c == '_') || is_mark(n))
             .collect()
-    });
-    (names, literals)
+    })
 }
 
 fn is_mark(n: &str) -> bool {
