@@ -52,3 +52,4 @@ pub use store::{
     Appended, Batch, Discrepancy, Facts, Item, Ledger, Read, Snapshot, Standing, Storage,
     StreamState, VerifyReport, DERIVATION, MAX_LINKS,
 };
+pub use text::visible::{visible, visible_line};

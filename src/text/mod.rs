@@ -10,6 +10,7 @@ pub mod prose;
 pub mod shell;
 pub mod terms;
 pub mod verbatim;
+pub mod visible;
 pub(crate) mod wordnet;
 
 /// A fast hasher for the scorer's own words and texts, where SipHash's flood resistance buys

@@ -55,13 +55,13 @@ pub fn gates(
         let list: Vec<Value> = found.iter().map(|f| f.to_json()).collect();
         println!("{}", json!({"findings": list, "count": found.len()}));
     } else if found.is_empty() {
-        println!(
+        say!(
             "no findings: every gate query over {} comes back clean",
             db.display()
         );
     } else {
         for f in &found {
-            println!(
+            say!(
                 "{} [{}] {}: {}",
                 f.gate,
                 f.stream,
@@ -69,7 +69,7 @@ pub fn gates(
                 f.detail
             );
         }
-        println!(
+        say!(
             "{}",
             crate::count(found.len() as u64, "finding", "findings")
         );
@@ -117,7 +117,7 @@ pub fn pin(
         if as_json {
             println!("{}", json!({"pinned": Value::Null, "items": []}));
         } else {
-            println!(
+            say!(
                 "stream {stream} has no decision-relevant item that a pin does not already cover; nothing to pin"
             );
         }
@@ -134,12 +134,12 @@ pub fn pin(
                 json!({"dry_run": true, "rid": Value::Null, "stream": stream, "name": name, "items": list})
             );
         } else {
-            println!(
+            say!(
                 "would pin {} of stream {stream} as {name:?} (dry run: nothing was written)",
                 crate::count(items.len() as u64, "item", "items"),
             );
             for i in &items {
-                println!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
+                say!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
             }
         }
         return Ok(0);
@@ -153,13 +153,13 @@ pub fn pin(
             json!({"rid": appended.rid.to_hex(), "stream": stream, "name": name, "items": list})
         );
     } else {
-        println!(
+        say!(
             "pinned {} of stream {stream} as {name:?} ({})",
             crate::count(items.len() as u64, "item", "items"),
             appended.rid
         );
         for i in &items {
-            println!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
+            say!("  turn {}: {} '{}'", i.turn, i.class.name(), i.text);
         }
     }
     Ok(0)
@@ -192,12 +192,12 @@ pub fn reground(
         println!("{v}");
     } else {
         match outcome {
-            RegroundOutcome::Regrounded(a) => println!(
+            RegroundOutcome::Regrounded(a) => say!(
                 "claim {claim} is re-grounded ({}); it is verified and its depth is reset",
                 a.rid
             ),
             RegroundOutcome::NotEntailed { reason, .. } => {
-                println!("claim {claim} stays as it was: {reason}")
+                say!("claim {claim} stays as it was: {reason}")
             }
         }
     }
@@ -259,7 +259,10 @@ pub fn why(
     let written = if as_json {
         why.write_json(&mut out).and_then(|()| writeln!(out))
     } else {
-        why.write_text(&mut out)
+        let mut text = Vec::new();
+        why.write_text(&mut text).and_then(|()| {
+            out.write_all(crate::out::visible(&String::from_utf8_lossy(&text)).as_bytes())
+        })
     };
     match written.and_then(|()| out.flush()) {
         // A closed pipe (`cairn why ... | head`) ends the answer quietly.
@@ -303,7 +306,7 @@ pub fn replay(db: &Path, stream: &str, as_of: Option<u64>, as_json: bool) -> Res
     if as_json {
         println!("{}", r.to_json());
     } else {
-        print!("{}", r.to_text());
+        print!("{}", crate::out::visible(&r.to_text()));
     }
     Ok(0)
 }
@@ -322,7 +325,7 @@ pub fn context(
     if as_json {
         println!("{}", c.to_json());
     } else {
-        print!("{}", c.to_text());
+        print!("{}", crate::out::visible(&c.to_text()));
     }
     Ok(0)
 }
@@ -342,7 +345,7 @@ pub fn recall(
     if as_json {
         println!("{}", r.to_json());
     } else {
-        print!("{}", r.to_text());
+        print!("{}", crate::out::visible(&r.to_text()));
     }
     Ok(0)
 }
@@ -354,7 +357,7 @@ pub fn report(db: &Path, stream: &str, output: &Path) -> Result<u8, Failure> {
     let html = cairn::replay::html(&snap, stream)?;
     std::fs::write(output, &html)
         .map_err(|e| Failure::usage(format!("cannot write {}: {e}", output.display())))?;
-    println!(
+    say!(
         "wrote {} ({} bytes) for stream {stream}",
         output.display(),
         html.len()
@@ -402,7 +405,7 @@ pub fn serve(
     let options = cairn_mcp::HttpOptions { token, ..options };
     let db = db.display().to_string();
     cairn_mcp::run_http(memory, options, |addr| {
-        eprintln!("cairn serve: {db} at http://{addr}/mcp (Ctrl-C stops)");
+        warn!("cairn serve: {db} at http://{addr}/mcp (Ctrl-C stops)");
     })
     .map_err(Failure::usage)?;
     Ok(0)

@@ -167,14 +167,14 @@ fn print(
         return;
     }
     if let Some((earlier, stream)) = continues {
-        let _ = writeln!(
+        let _ = sayln!(
             out,
             "{} continues {}: its messages go on in stream {stream}",
             file.display(),
             earlier.display()
         );
     }
-    let _ = writeln!(
+    let _ = sayln!(
         out,
         "imported {}: {}, {} appended, {} already present; {}",
         file.display(),
@@ -192,7 +192,7 @@ fn print(
         } else {
             String::new()
         };
-        let _ = writeln!(
+        let _ = sayln!(
             out,
             "  compaction at line {}: {verdict}, {}{struck}, {}{}",
             c.line,
@@ -205,7 +205,7 @@ fn print(
             }
         );
         if let Some((rid, admitted, _)) = &c.repair {
-            let _ = writeln!(
+            let _ = sayln!(
                 out,
                 "    repaired: cairn's summary {} {} (cairn replay shows it)",
                 rid.short(),
@@ -214,6 +214,6 @@ fn print(
         }
     }
     for (why, n) in &r.skipped {
-        let _ = writeln!(out, "  skipped {n}: {why}");
+        let _ = sayln!(out, "  skipped {n}: {why}");
     }
 }

@@ -107,7 +107,7 @@ fn ingest_whole<R: BufRead>(
     })?;
     // The judge calls that failed left their claims as the built-in scorer left them: say so.
     for why in gate.scorer.failures() {
-        eprintln!("cairn: {why}");
+        warn!("cairn: {why}");
     }
     results.iter().for_each(&mut each);
     Ok(totals)
@@ -137,7 +137,7 @@ fn print_judged(r: &LineResult, out: &mut impl Write) {
     match &r.gate {
         Some(o) => {
             let verdict = if o.admitted { "admitted" } else { "refused" };
-            let _ = writeln!(
+            let _ = sayln!(
                 out,
                 "line {}: {} {} {verdict}",
                 r.line,
@@ -145,10 +145,10 @@ fn print_judged(r: &LineResult, out: &mut impl Write) {
                 r.rid.short()
             );
             for f in &o.findings {
-                let _ = writeln!(out, "    {}: {}", f.gate, f.detail);
+                let _ = sayln!(out, "    {}: {}", f.gate, f.detail);
             }
             if !o.struck.is_empty() {
-                let _ = writeln!(out, "    struck {} of its claims", o.struck.len());
+                let _ = sayln!(out, "    struck {} of its claims", o.struck.len());
             }
             if let Some(repair) = &o.repair {
                 print_repair(repair, out);
@@ -156,7 +156,7 @@ fn print_judged(r: &LineResult, out: &mut impl Write) {
         }
         None => {
             if let Some(why) = &r.refused {
-                let _ = writeln!(out, "line {}: {why}", r.line);
+                let _ = sayln!(out, "line {}: {why}", r.line);
             }
         }
     }
@@ -166,19 +166,19 @@ fn print_judged(r: &LineResult, out: &mut impl Write) {
 pub fn print_repair(repair: &cairn::gate::Repair, out: &mut impl Write) {
     let o = &repair.outcome;
     let verdict = if o.admitted { "admitted" } else { "refused" };
-    let _ = writeln!(
+    let _ = sayln!(
         out,
         "    repaired: cairn's summary {} {verdict}",
         o.subject.rid.short()
     );
     for c in &repair.changes {
-        let _ = writeln!(out, "      {c}");
+        let _ = sayln!(out, "      {c}");
     }
     for f in o.findings.iter().filter(|f| f.gate.refuses()) {
-        let _ = writeln!(out, "      {}: {}", f.gate, f.detail);
+        let _ = sayln!(out, "      {}: {}", f.gate, f.detail);
     }
     for l in repair.text.lines() {
-        let _ = writeln!(out, "      | {l}");
+        let _ = sayln!(out, "      | {l}");
     }
 }
 
@@ -186,7 +186,7 @@ fn print_result(r: &LineResult, as_json: bool, out: &mut impl Write) {
     let _ = if as_json {
         writeln!(out, "{}", line_result(r))
     } else {
-        writeln!(
+        sayln!(
             out,
             "line {}: {} {} {}{}",
             r.line,
@@ -253,7 +253,7 @@ fn run_on(db: &Path, gate: &Gatekeeper, file: &str, as_json: bool) -> Result<u8,
         }
     })?;
     if !as_json {
-        let _ = writeln!(
+        let _ = sayln!(
             out,
             "ingested {file}: {}, {} appended (verdicts and classifications included), {} already present, {} refused, {} admitted with struck claims; the ledger holds {}",
             crate::count(totals.lines, "line", "lines"),

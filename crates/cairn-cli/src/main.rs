@@ -5,6 +5,8 @@
 
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod out;
 mod commands;
 mod import_cmd;
 mod ingest_cmd;
@@ -383,7 +385,7 @@ fn main() -> ExitCode {
     let code = match result {
         Ok(Ok(code)) => code,
         Ok(Err(f)) => {
-            eprintln!("cairn: {}", f.message);
+            warn!("cairn: {}", f.message);
             f.code
         }
         Err(panic) => {
@@ -404,7 +406,7 @@ fn main() -> ExitCode {
             } else {
                 "bytes it could not read past"
             };
-            eprintln!(
+            warn!(
                 "cairn: the ledger {} is damaged: reading it found {found}; run `cairn verify` on it, and restore it from a copy if verify fails (what failed: {what})",
                 cli.db.display()
             );
@@ -637,26 +639,26 @@ fn verify(path: &Path, as_json: bool) -> Outcome {
         },
     };
     if let Some(message) = &damaged {
-        eprintln!("cairn: {message}");
+        warn!("cairn: {message}");
     }
     if as_json {
         println!("{}", report.to_json());
     } else if report.ok() && damaged.is_none() {
-        println!(
+        say!(
             "{}: {} records; every rid, link and derived table checks out",
             path.display(),
             report.records
         );
     } else {
         for d in &report.discrepancies {
-            println!("{d}");
+            say!("{d}");
         }
         let rebuilt = if report.tables_compared == 0 {
             " (derived tables were not rebuilt, because records are damaged)"
         } else {
             ""
         };
-        eprintln!(
+        warn!(
             "cairn: {} has {} discrepancies in {} records{rebuilt}; restore it from a copy",
             path.display(),
             report.discrepancies.len(),
@@ -699,7 +701,7 @@ fn copy(from: &Path, to: &Path, as_json: bool) -> Outcome {
             json!({"from": from.display().to_string(), "to": to.display().to_string(), "records": records, "root": root(&after.root)})
         );
     } else {
-        println!(
+        say!(
             "copied {records} records from {} to {}; both logs have Merkle root {}",
             from.display(),
             to.display(),
@@ -738,13 +740,13 @@ fn recover(path: &Path, as_json: bool) -> Outcome {
             json!({"ledger": path.display().to_string(), "recovered": needed, "ok": report.ok(), "records": report.records})
         );
     } else if report.ok() {
-        println!(
+        say!(
             "{}: {done}; {} records, every rid, link and derived table checks out",
             path.display(),
             report.records
         );
     } else {
-        println!(
+        say!(
             "{}: {done}; verify found {} discrepancies (run `cairn verify` to list them)",
             path.display(),
             report.discrepancies.len()
@@ -924,14 +926,14 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
         println!("{v}");
         return;
     }
-    println!(
+    say!(
         "ledger {} (id {})",
         v["ledger"].as_str().unwrap_or(""),
         v["ledger_id"].as_str().unwrap_or("")
     );
     match v["file_bytes"].as_u64() {
-        Some(bytes) => println!("records: {} in {bytes} bytes", v["records"]),
-        None => println!("records: {} on PostgreSQL", v["records"]),
+        Some(bytes) => say!("records: {} in {bytes} bytes", v["records"]),
+        None => say!("records: {} on PostgreSQL", v["records"]),
     }
     if let Some(kinds) = v["kinds"].as_object() {
         let parts: Vec<String> = kinds
@@ -939,22 +941,25 @@ fn print_stats(v: &serde_json::Value, as_json: bool) {
             .filter(|(_, n)| n.as_u64() != Some(0))
             .map(|(k, n)| format!("{n} {k}"))
             .collect();
-        println!("by kind: {}", parts.join(", "));
+        say!("by kind: {}", parts.join(", "));
     }
     for s in v["streams"].as_array().into_iter().flatten() {
         let n = |k: &str| s[k].as_u64().unwrap_or(0);
-        println!(
+        say!(
             "stream {}: {}, {} evicted, window {}, {}",
-            s["stream"].as_str().unwrap_or(""),
+            // A ledger written before stream names were checked (SPEC 4.2) may hold a new
+            // line in one: it stays on its line.
+            crate::out::visible_line(s["stream"].as_str().unwrap_or("")),
             count(n("spans"), "span", "spans"),
             n("evicted"),
             n("window"),
             count(n("summaries"), "admitted summary", "admitted summaries")
         );
     }
-    println!(
+    say!(
         "claims without a raw-span ancestor: {}; summary chains deeper than two: {}",
-        v["unanchored_claims"], v["summaries_deeper_than_two"]
+        v["unanchored_claims"],
+        v["summaries_deeper_than_two"]
     );
 }
 
@@ -1031,25 +1036,25 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
         println!("{v}");
         return Ok(if report.ok() { 0 } else { 3 });
     }
-    println!(
+    say!(
         "ingested the built-in demo ({}: {} appended, {} already present)",
         count(outcome.lines, "line", "lines"),
         count(appended, "record", "records"),
         count(outcome.present, "line", "lines")
     );
-    println!(
+    say!(
         "\nthe gates judged {}:",
         count(verdicts.len() as u64, "proposal", "proposals")
     );
     for d in &verdicts {
-        println!(
+        say!(
             "  line {:>2} {:<7} {}",
             d["line"],
             d["kind"].as_str().unwrap_or(""),
             d["verdict"].as_str().unwrap_or("")
         );
         for f in d["findings"].as_array().into_iter().flatten() {
-            println!(
+            say!(
                 "      {}: {}",
                 f["gate"].as_str().unwrap_or(""),
                 f["detail"].as_str().unwrap_or("")
@@ -1057,26 +1062,26 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
         }
         let repair = &d["repair"];
         if repair.is_object() {
-            println!(
+            say!(
                 "    repaired: cairn's summary {} {}",
                 &repair["rid"].as_str().unwrap_or("")[..12],
                 repair["verdict"].as_str().unwrap_or("")
             );
             for c in repair["changes"].as_array().into_iter().flatten() {
-                println!("      {}", c.as_str().unwrap_or(""));
+                say!("      {}", c.as_str().unwrap_or(""));
             }
             for l in repair["text"].as_str().unwrap_or("").lines() {
-                println!("      | {l}");
+                say!("      | {l}");
             }
         }
     }
-    println!();
+    say!();
     print_stats(&v, false);
-    println!(
+    say!(
         "cairn gates finds {} over the ledger as it stands",
         count(found.len() as u64, "finding", "findings")
     );
-    println!(
+    say!(
         "verify: {}",
         if report.ok() {
             "every rid, link and derived table checks out"
@@ -1085,7 +1090,7 @@ fn demo(path: &Path, gate: &Gatekeeper, as_json: bool) -> Outcome {
         }
     );
     let db = path.display();
-    println!(
+    say!(
         "\nnext, try:\n  cairn --db {db} why prior:0 --stream libfoo   # the libfoo claim's lineage back to raw spans\n  cairn --db {db} replay staging               # the port-5433 story, boundary by boundary\n  cairn --db {db} report migration -o m.html   # the DROP TABLE story as one HTML page\n  cairn --db {db} gates                        # every gate query over the ledger"
     );
     Ok(if report.ok() { 0 } else { 3 })

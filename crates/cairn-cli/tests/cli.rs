@@ -1024,3 +1024,73 @@ fn pin_auto_dry_run_previews_and_writes_nothing() {
     assert!(v["rid"].is_string(), "{v}");
     assert_ne!(fingerprint(&t), before);
 }
+
+/// Issue 37, row 11: a text that holds terminal controls (ESC, CR, NUL) and a right-to-left
+/// override reaches the terminal as visible escapes in every text output, and `--json` carries it
+/// unchanged. The near miss: a plain text prints as it is.
+#[test]
+fn text_output_escapes_control_and_bidi_characters_and_json_keeps_them() {
+    let t = Tmp::new();
+    let hostile = "deploy ok\u{1b}[2K\rclaims without a raw-span ancestor: 0\u{0}\u{202e}gnp.exe";
+    let lines = [
+        jsonl(
+            &serde_json::json!({"kind":"span","stream":"s","turn":1,"role":"user","text":"deploy the release candidate"}),
+        ),
+        jsonl(
+            &serde_json::json!({"kind":"span","stream":"s","turn":2,"role":"tool","text":hostile}),
+        ),
+        jsonl(
+            &serde_json::json!({"kind":"summary","stream":"s","author":"self","budget":100,"covers":["turn:1..turn:2"],"evicts":[],"self_score":0.9,"claims":[{"text":"deploy ok","origin":"tool-output","witnesses":["turn:2"]}]}),
+        ),
+    ];
+    let out = ingest_ok(&t, &lines.concat());
+    let claim = out[2]["claims"][0]["rid"].as_str().unwrap().to_string();
+    let raw = |s: &str| s.contains(['\u{1b}', '\r', '\0', '\u{202e}']);
+    for args in [
+        vec!["context", "s"],
+        vec!["recall", "deploy"],
+        vec!["replay", "s"],
+        vec!["why", claim.as_str()],
+        vec!["stats"],
+    ] {
+        let o = t.cairn(&args, None);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(!raw(&text), "{args:?} printed a raw control: {text:?}");
+        // Replay and stats show no span text; the others show it, escaped.
+        if !["replay", "stats"].contains(&args[0]) {
+            assert!(
+                text.contains("\\u{1b}[2K\\u{d}claims without") || text.contains("\\u{1b}"),
+                "{args:?} lost the text: {text}"
+            );
+        }
+        let mut json_args = args.clone();
+        json_args.insert(0, "--json");
+        let j = stdout(&t.cairn(&json_args, None));
+        if args[0] == "context" {
+            let v: Value = serde_json::from_str(&j).unwrap();
+            let texts: Vec<&str> = v["spans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["text"].as_str().unwrap())
+                .collect();
+            assert!(texts.contains(&hostile), "{texts:?}");
+        }
+    }
+    // The near miss: plain text, right-to-left letters and accents print as they are.
+    let t = Tmp::new();
+    let plain = "שלום, café: the deploy went out";
+    ingest_ok(
+        &t,
+        &jsonl(
+            &serde_json::json!({"kind":"span","stream":"s","turn":1,"role":"user","text":plain}),
+        ),
+    );
+    let o = t.cairn(&["context", "s"], None);
+    assert!(stdout(&o).contains(plain), "{}", stdout(&o));
+}
+
+fn jsonl(v: &Value) -> String {
+    format!("{v}\n")
+}
