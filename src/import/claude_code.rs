@@ -386,11 +386,17 @@ fn stream_of(src: &Source<'_>, v: &Entry) -> String {
     // A log that continues an earlier one goes on in that log's stream.
     if let Some(stream) = src.continues {
         return match (v.sidechain, v.agent.as_deref()) {
-            (Some(true), agent) => format!("{stream}:sidechain:{}", agent.unwrap_or("agent")),
+            (Some(true), agent) => {
+                format!(
+                    "{stream}:sidechain:{}",
+                    super::id_part(agent.unwrap_or("agent"))
+                )
+            }
             _ => stream.to_string(),
         };
     }
-    let session = v.session.clone().unwrap_or_else(|| {
+    // Ids are the log's own words: escaped, a session id cannot name a sidechain's stream.
+    let session = v.session.as_deref().map(super::id_part).unwrap_or_else(|| {
         // A log without session ids is one session, named after its file.
         std::path::Path::new(src.log)
             .file_stem()
@@ -398,7 +404,7 @@ fn stream_of(src: &Source<'_>, v: &Entry) -> String {
             .unwrap_or_else(|| "session".into())
     });
     if v.sidechain == Some(true) {
-        let agent = v.agent.as_deref().unwrap_or("agent");
+        let agent = super::id_part(v.agent.as_deref().unwrap_or("agent"));
         format!("claude-code:{session}:sidechain:{agent}")
     } else {
         format!("claude-code:{session}")

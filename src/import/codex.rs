@@ -89,7 +89,8 @@ impl Translator {
         match v.kind.as_str() {
             "session_meta" => {
                 if let Some(id) = &p.id {
-                    self.stream.get_or_insert_with(|| format!("codex:{id}"));
+                    self.stream
+                        .get_or_insert_with(|| format!("codex:{}", super::id_part(id)));
                 }
                 Vec::new()
             }

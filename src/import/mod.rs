@@ -15,7 +15,7 @@ use crate::gate::Gatekeeper;
 use crate::ingest::lines::{Line, Name, Reference, SourceLine, SpanLine, SummaryLine};
 use crate::ingest::Run;
 use crate::record::{Author, Role};
-use crate::store::{Batch, Ledger};
+use crate::store::{Batch, Ledger, Read};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -94,6 +94,9 @@ pub struct Report {
     /// (the turn after its last admitted compaction). A log that continues this one goes on
     /// from here ([`Continues`]).
     pub ends: BTreeMap<String, (u64, u64)>,
+    /// Streams this log would have shared with another log, and the streams its messages went
+    /// to instead: (the name the log gives, the name used).
+    pub renamed: Vec<(String, String)>,
 }
 
 /// A log that continues an earlier one (SPEC.md 5.3): Claude Code begins a continued session's
@@ -131,6 +134,8 @@ impl Report {
                 })),
             })).collect::<Vec<_>>(),
             "skipped": self.skipped,
+            "renamed": self.renamed.iter().map(|(from, to)| json!({"from": from, "to": to}))
+                .collect::<Vec<_>>(),
         })
     }
 
@@ -257,6 +262,7 @@ pub fn import_continuing(
             .map(|(s, (_, start))| (s.clone(), *start))
             .collect(),
         refused: BTreeMap::new(),
+        owned: BTreeMap::new(),
     };
     let continued = continues.map(|c| c.stream.as_str());
     let emit = |state: &mut Importer, writer: &mut Writer<'_>, line: u64, e: Event| {
@@ -496,6 +502,9 @@ struct Importer {
     window: BTreeMap<String, u64>,
     /// The line of each stream's last compaction, while it was refused.
     refused: BTreeMap<String, u64>,
+    /// The stream each stream name of the log goes to: itself, or its own name when another
+    /// log holds the name ([`Importer::own_stream`]).
+    owned: BTreeMap<String, String>,
 }
 
 impl Importer {
@@ -518,6 +527,8 @@ impl Importer {
                 message,
                 timestamp,
             } => {
+                let first = (role, tool.as_deref(), text.as_str(), message.as_deref());
+                let stream = self.own_stream(batch, stream, first)?;
                 let turn = self.next_turn(&stream);
                 let span = SpanLine {
                     stream: stream.clone(),
@@ -535,6 +546,7 @@ impl Importer {
                 (stream, Line::Span(span))
             }
             Event::Compaction { stream, text } => {
+                let stream = self.owned.get(&stream).cloned().unwrap_or(stream);
                 // It covers and evicts the stream's window: every span since the last
                 // compaction the gates admitted. After a refusal the window still holds the
                 // refused one's spans, so the next is judged over them too.
@@ -613,12 +625,84 @@ impl Importer {
         Ok(())
     }
 
+    /// The stream a log's stream name goes to, decided at the name's first span. A stream is
+    /// a log's own when the ledger has no turn 0 in it, or when its turn 0 is this span (the
+    /// same text from the same message: the same log imported again, or grown since). A stream
+    /// another log began (a copied or forged session id) is not written into: this log's
+    /// messages go to `NAME~HASH`, named by its first message, and the report says so
+    /// (SPEC.md 5.3). A stream the log continues from an earlier import is its own.
+    fn own_stream(
+        &mut self,
+        batch: &Batch,
+        stream: String,
+        first: (Role, Option<&str>, &str, Option<&str>),
+    ) -> Result<String, (String, bool)> {
+        let began = |name: &str| {
+            began_with(batch, name, first).map_err(|e| (e.to_string(), e.is_integrity()))
+        };
+        if let Some(owned) = self.owned.get(&stream) {
+            return Ok(owned.clone());
+        }
+        let mut name = stream.clone();
+        if !self.turns.contains_key(&stream) && !began(&name)? {
+            let (role, _, text, message) = first;
+            let mut key = blake3::Hasher::new();
+            key.update(role.name().as_bytes());
+            key.update(message.unwrap_or(text).as_bytes());
+            name = format!("{stream}~{}", &key.finalize().to_hex()[..12]);
+            if !began(&name)? {
+                return Err((format!(
+                    "stream {stream} and stream {name} both hold another log's first turn; import this log into a ledger of its own"
+                ), false));
+            }
+            self.report.renamed.push((stream.clone(), name.clone()));
+        }
+        self.owned.insert(stream, name.clone());
+        Ok(name)
+    }
+
     fn next_turn(&mut self, stream: &str) -> u64 {
         let next = self.turns.entry(stream.to_string()).or_insert(0);
         let turn = *next;
         *next += 1;
         turn
     }
+}
+
+/// Whether `stream` has no turn 0 yet, or its turn 0 is the span `first` (role, tool, text and
+/// message id) would write.
+fn began_with(
+    batch: &Batch,
+    stream: &str,
+    (role, tool, text, message): (Role, Option<&str>, &str, Option<&str>),
+) -> crate::error::Result<bool> {
+    let Some(rid) = batch.turn(stream, 0)? else {
+        return Ok(true);
+    };
+    let same_span = match batch.get(&rid)? {
+        Some(crate::record::Record::Span(s)) => {
+            s.role == role && s.tool.as_deref() == tool && s.text == text
+        }
+        _ => false,
+    };
+    let place = batch.place(&rid)?;
+    let same_message = place.as_ref().and_then(|p| p.message.as_deref()) == message;
+    Ok(same_span && same_message)
+}
+
+/// A part of a stream name taken from a log's own fields (a session or agent id): letters,
+/// digits, `.`, `_` and `-` as they are, every other byte as `%XX`, so that no id can spell
+/// the `:` that joins a stream name's parts (SPEC.md 5.3).
+pub(crate) fn id_part(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Calls `f` with each non-blank line of a log (its 1-based number, its text trimmed, and

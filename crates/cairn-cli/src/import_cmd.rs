@@ -174,6 +174,13 @@ fn print(
             earlier.display()
         );
     }
+    for (from, to) in &r.renamed {
+        let _ = sayln!(
+            out,
+            "{}: stream {from} already holds another log's messages, so this log's went to stream {to}",
+            file.display()
+        );
+    }
     let _ = sayln!(
         out,
         "imported {}: {}, {} appended, {} already present; {}",
