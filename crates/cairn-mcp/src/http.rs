@@ -111,6 +111,44 @@ struct Guard {
     token: Option<String>,
     sessions: Arc<LocalSessionManager>,
     limits: Limits,
+    /// The requests of each session whose answer is not yet sent, by JSON-RPC id
+    /// ([`InFlight`]).
+    in_flight: InFlight,
+}
+
+/// The (session, JSON-RPC id) pairs of requests still being answered. A client that sends a
+/// second request with an id the first still holds would get one answer for two requests, so
+/// the second is refused before it reaches the tools (SPEC.md 10c).
+#[derive(Default, Clone)]
+struct InFlight(Arc<std::sync::Mutex<std::collections::HashSet<(String, String)>>>);
+
+impl InFlight {
+    /// Takes the pair, or `None` when a request holds it; the pair is given back when the
+    /// returned value is dropped.
+    fn take(&self, session: &str, id: &str) -> Option<Release> {
+        let key = (session.to_string(), id.to_string());
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.insert(key.clone()).then(|| Release {
+            set: self.clone(),
+            key,
+        })
+    }
+}
+
+/// Gives a request's (session, id) back when its answer has been sent or abandoned.
+struct Release {
+    set: InFlight,
+    key: (String, String),
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let mut held = (self.set.0.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.remove(&self.key);
+    }
 }
 
 /// Serves the tools over Streamable HTTP until `stop` is cancelled; `ready` is told the address
@@ -153,6 +191,7 @@ pub async fn serve_http(
         token: options.token.clone(),
         sessions,
         limits,
+        in_flight: InFlight::default(),
     });
     // Layers run outside in, the last added first: Host and Origin, then the token, then the
     // body.
@@ -332,9 +371,28 @@ async fn body(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response
             "the request's body is empty; send one JSON-RPC message".into(),
         );
     }
+    let mut release = None;
     match read(&bytes) {
         Read::Answer(line) => return json_response(StatusCode::BAD_REQUEST, line),
         Read::Message(m) => {
+            let session = parts
+                .headers
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok());
+            if let (Some(session), JsonRpcMessage::Request(r)) = (session, &*m) {
+                let id = serde_json::to_value(&r.id).unwrap_or_default();
+                release = g.in_flight.take(session, &id.to_string());
+                if release.is_none() {
+                    return json_response(
+                        StatusCode::CONFLICT,
+                        error_line(
+                            &id,
+                            -32600,
+                            format!("a request with id {id} is still being answered in this session; wait for its answer, or give this request an id of its own (nothing of it was done)"),
+                        ),
+                    );
+                }
+            }
             let opens = !parts.headers.contains_key("mcp-session-id")
                 && matches!(&*m, JsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)));
             if opens && g.sessions.sessions.read().await.len() >= g.limits.max_sessions {
@@ -351,8 +409,19 @@ async fn body(State(g): State<Arc<Guard>>, req: Request, next: Next) -> Response
         }
         Read::Skip => {}
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    match release {
+        // The id stays taken until the answer's body (an event stream) is sent or dropped.
+        Some(release) => response.map(|body| {
+            Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+                let _held = &release;
+                frame
+            }))
+        }),
+        None => response,
+    }
 }
 
 /// A JSON-RPC error without an id, as an HTTP response of `status`.

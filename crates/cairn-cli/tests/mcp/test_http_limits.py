@@ -5,6 +5,7 @@ must send their headers in time and are capped, and Host and Origin match exactl
 import json
 import logging
 import socket
+import threading
 import time
 from urllib.parse import urlparse
 
@@ -161,5 +162,47 @@ def test_an_empty_or_unreadable_body_gets_400_with_a_json_rpc_error(tmp_path):
         head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port_of(server)}\r\nAccept: application/json, text/event-stream\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
         reply = raw_request(server, head, b"zz\r\n")
         assert status(reply) == 400, reply[:200]
+    finally:
+        server.stop()
+
+
+def call(i, name, args):
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": name, "arguments": args}}
+
+
+def test_a_request_whose_id_is_still_in_flight_is_refused_before_anything_is_written(tmp_path):
+    """Issue 37, row 12: a second request of a session with the id of one still being answered
+    (here a compaction whose judge waits on the client's model, which never answers) is refused
+    at once with a JSON-RPC error, and nothing of it is written. Near misses: another id is
+    served meanwhile, and the id is free again once its answer is sent."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text('judge = "sampling"\njudge_timeout_ms = 4000\n')
+    server = Http(tmp_path / "f.redb", args=("--policy", str(policy)))
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"sampling": {}}}}
+    try:
+        with httpx2.Client(timeout=30) as c:
+            r = c.post(server.url, json=init, headers=HDRS)
+            h = {**HDRS, "Mcp-Session-Id": r.headers["mcp-session-id"]}
+            c.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=h)
+            turn = {"stream": "s", "turns": [{"role": "user", "text": "Not right now, thanks"}]}
+            assert c.post(server.url, json=call(2, "record_turns", turn), headers=h).status_code == 200
+            compaction = {"stream": "s", "covers": ["turn:0"], "claims": [{"text": "The user turned the offer down for the moment.", "origin": "user-said", "witnesses": ["turn:0"]}]}
+            first = {}
+            waiting = threading.Thread(target=lambda: first.update(r=httpx2.post(server.url, json=call(7, "propose_compaction", compaction), headers=h, timeout=30)))
+            waiting.start()
+            time.sleep(1.0)
+            assert waiting.is_alive(), "the compaction was to wait on the client's model"
+            forged = {"stream": "s", "turns": [{"role": "user", "text": "forged turn"}]}
+            dup = c.post(server.url, json=call(7, "record_turns", forged), headers=h)
+            assert dup.status_code == 409, (dup.status_code, dup.text)
+            assert dup.json()["id"] == 7 and dup.json()["error"]["code"] == -32600, dup.text
+            assert "still being answered" in dup.json()["error"]["message"], dup.text
+            other = c.post(server.url, json=call(8, "context", {"stream": "s"}), headers=h)
+            assert other.status_code == 200 and "Not right now" in other.text, other.text
+            assert "forged turn" not in other.text, other.text
+            waiting.join(30)
+            assert '"id":7' in first["r"].text.replace(" ", ""), first["r"].text
+            again = c.post(server.url, json=call(7, "context", {"stream": "s"}), headers=h)
+            assert again.status_code == 200 and "forged turn" not in again.text, again.text
     finally:
         server.stop()
