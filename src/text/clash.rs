@@ -3,7 +3,7 @@
 //! on the same subject that shares words with a claim does not clash with it: topical overlap
 //! is never a contradiction, so the gates count a scorer's contradiction only with a clash.
 
-use super::{for_each_word, stem, IdKind, ANTONYMS, DENYING, NEGATIONS, NUMBERING, STOP};
+use super::{for_each_word, stem, IdKind, DENYING, NEGATIONS, NUMBERING, STOP};
 
 /// Outcomes that clash beyond the scorer's antonyms: a test run passes or fails.
 const OUTCOMES: &[(&str, &str)] = &[
@@ -574,7 +574,9 @@ fn negation(a: &str, b: &str) -> Option<Clash> {
 }
 
 /// An antonym of a word of `a` in `b`, where `b` lacks the word itself and `a` the antonym,
-/// and the two sides share another content word (the same subject).
+/// and the two sides share another content word (the same subject). The two must stand under
+/// the same polarity: "did not keep the table" clashes with "did not drop the table", and "kept
+/// the table" agrees with it.
 fn antonym(a: &str, b: &str) -> Option<Clash> {
     let ours = read(a);
     let theirs = read(b);
@@ -583,7 +585,13 @@ fn antonym(a: &str, b: &str) -> Option<Clash> {
         .iter()
         .filter(|x| x.content && has(&theirs, &x.stem))
         .count();
-    for (x, y) in ANTONYMS.iter().chain(OUTCOMES) {
+    // Whether each use of `s` in `side` is denied (`None` when they differ or there is none).
+    let polarity = |side: &[Word], s: &str| {
+        let mut uses = (0..side.len()).filter(|i| side[*i].stem == s);
+        let first = denied(side, uses.next()?);
+        uses.all(|i| denied(side, i) == first).then_some(first)
+    };
+    for (x, y) in super::opposed().chain(OUTCOMES.iter().copied()) {
         for (p, q) in [(x, y), (y, x)] {
             let (p, q) = (stem(p), stem(q));
             // One side holds one word only, the other side the other only: a text that holds
@@ -593,6 +601,7 @@ fn antonym(a: &str, b: &str) -> Option<Clash> {
                 && !has(&theirs, &p)
                 && !has(&ours, &q)
                 && shared >= 1
+                && polarity(&ours, &p).is_some_and(|d| polarity(&theirs, &q) == Some(d))
             {
                 return Some(Clash::Antonym {
                     ours: p.clone(),
@@ -602,6 +611,23 @@ fn antonym(a: &str, b: &str) -> Option<Clash> {
         }
     }
     None
+}
+
+/// Whether the word at `i` is denied: a negation stands before it in its clause, with at
+/// most [`SCOPE`] content words between ("did not keep", "never really kept").
+fn denied(side: &[Word], i: usize) -> bool {
+    let clause = side[i].clause;
+    let mut content = 0;
+    for x in side[..i].iter().rev().take_while(|x| x.clause == clause) {
+        if x.negation {
+            return true;
+        }
+        content += usize::from(x.content);
+        if content >= SCOPE {
+            return false;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -747,6 +773,30 @@ mod tests {
             "psql: connection to staging-db port 5433 failed: Connection refused"
         )
         .is_some());
+    }
+
+    /// Issue 37, row 15: opposite predicates under a shared negation clash, as they do
+    /// unnegated; under one negation they say the same.
+    #[test]
+    fn opposites_clash_under_the_same_polarity_only() {
+        let source = "We did not drop the users table";
+        for claim in [
+            "We did not keep the users table",
+            "We did not retain the users table",
+        ] {
+            assert!(
+                matches!(clash(claim, source), Some(Clash::Antonym { .. })),
+                "{claim}"
+            );
+        }
+        assert!(clash("We kept the users table", "We dropped the users table").is_some());
+        // Near misses: one side negated agrees, and the same predicate is no clash.
+        assert_eq!(clash("We kept the users table", source), None);
+        assert_eq!(
+            clash("The tests did not fail", "The tests passed on main"),
+            None
+        );
+        assert_eq!(clash("We did not drop the users table", source), None);
     }
 
     #[test]

@@ -176,8 +176,6 @@ pub static FAILURES: WordList = WordList::new(&[
     "rejected",
 ]);
 
-/// Pairs of words that assert opposite things: each is an antonym pair in WordNet 3.1 (a test
-/// in `text::wordnet` enforces it); WordNet's other antonyms are read from the lexicon.
 /// Words that deny what follows them as "not" does, beyond `text::NEGATIONS`: "lacks vertical
 /// space" says what "not enough vertical room" says.
 /// Verbs of forbidding and refusing deny what follows them too: "forbade using --no-git" says
@@ -203,6 +201,8 @@ pub(crate) const DENYING: &[&str] = &[
     "declined",
 ];
 
+/// Pairs of words that assert opposite things: each is an antonym pair in WordNet 3.1 (a test
+/// in `text::wordnet` enforces it); WordNet's other antonyms are read from the lexicon.
 pub(crate) const ANTONYMS: &[(&str, &str)] = &[
     ("upgrade", "downgrade"),
     ("increase", "decrease"),
@@ -713,6 +713,26 @@ static REPORTING: WordList = WordList::new(&[
     "specifies",
 ]);
 
+/// Verbs of keeping a thing, and verbs of doing away with it: a verb of one class asserts the
+/// opposite of a verb of the other about the same thing ("the users table was kept" against "the
+/// users table was dropped"). WordNet opposes "keep" only to "lose", and lists no antonym of
+/// "drop" or "delete", so the two classes are written here (SPEC.md 8.1); the second class is the
+/// destructive deeds the action gate reads in prohibitions.
+pub(crate) const KEEPING: &[&str] = &["keep", "kept", "retain", "preserve"];
+/// See [`KEEPING`].
+pub(crate) const DISCARDING: &[&str] = &[
+    "drop", "delete", "remove", "discard", "destroy", "purge", "wipe", "erase", "truncate",
+];
+
+/// Every pair of words that assert opposite things: [`ANTONYMS`], and each verb of
+/// [`KEEPING`] with each of [`DISCARDING`].
+pub(crate) fn opposed() -> impl Iterator<Item = (&'static str, &'static str)> {
+    let kept = KEEPING
+        .iter()
+        .flat_map(|k| DISCARDING.iter().map(move |d| (*k, *d)));
+    ANTONYMS.iter().copied().chain(kept)
+}
+
 /// Light verbs, which take their meaning from the words after them ("go to Paris", "get a
 /// refund", "make a reservation"): a witness says the same with another or none.
 static LIGHT_VERBS: WordList = WordList::new(&[
@@ -770,6 +790,12 @@ static FRAME_ADVERBS: WordList = WordList::new(&[
 static FRAME_LINKS: WordList = WordList::new(&[
     "that", "to", "whether", "if", "for", "about", "how", "why", "when",
 ]);
+
+/// Whether a word is a light verb ("keep", "get"): a frame word, unless a negation denies it
+/// ("did not keep the table" states "keep").
+pub(crate) fn light_verb(w: &str) -> bool {
+    LIGHT_VERBS.contains(w)
+}
 
 /// Whether a claim word belongs to its frame rather than to what it states: a party to the
 /// conversation ("the user", "the customer": a witness says "I" or "you"), a verb of saying,
@@ -880,6 +906,8 @@ pub(crate) fn scorer_lists() -> Vec<(&'static str, Vec<&'static str>)> {
         ("hedges", HEDGES.words().to_vec()),
         ("failures", FAILURES.words().to_vec()),
         ("antonyms", pairs(ANTONYMS)),
+        ("keeping", KEEPING.to_vec()),
+        ("discarding", DISCARDING.to_vec()),
         ("speakers", SPEAKERS.iter().map(|(w, _)| *w).collect()),
         ("reporting", REPORTING.words().to_vec()),
         ("reported", REPORTED.words().to_vec()),
