@@ -7,6 +7,11 @@
 #
 # PostgreSQL refuses to run as root: as root, the cluster runs as the system user `cairnpg`
 # (created if missing), in /tmp/cairn-pg-PORT. Safe to call from several processes at once.
+#
+# The cluster stops by itself once every process that asked for it has ended (issue 37, row 21:
+# the tests left it running): the caller (the parent process, or $CAIRN_PG_OWNER) is recorded
+# under /tmp/cairn-pg-PORT/owners, and a watchdog started with the cluster checks every two
+# seconds, under the same lock as a start, whether any of them still runs.
 set -euo pipefail
 if [ -n "${CAIRN_TEST_PG:-}" ] && [ "${2:-}" != stop ]; then
   echo "$CAIRN_TEST_PG"
@@ -36,6 +41,27 @@ mkdir -p "$dir"
 [ "$(id -u)" = 0 ] && chown cairnpg "$dir"
 exec 9>"$dir.lock"
 flock 9
+mkdir -p "$dir/owners"
+touch "$dir/owners/${CAIRN_PG_OWNER:-$PPID}"
+if ! { [ -f "$dir/watchdog.pid" ] && kill -0 "$(cat "$dir/watchdog.pid")" 2>/dev/null; }; then
+  (
+    while sleep 2; do
+      exec 8>"$dir.lock"
+      flock 8
+      for f in "$dir"/owners/*; do
+        [ -e "$f" ] || continue
+        kill -0 "${f##*/}" 2>/dev/null || rm -f "$f"
+      done
+      if [ -z "$(ls -A "$dir/owners")" ]; then
+        as "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
+        rm -f "$dir/watchdog.pid"
+        exit 0
+      fi
+      exec 8>&-
+    done
+  ) </dev/null >/dev/null 2>&1 9>&- &
+  echo $! >"$dir/watchdog.pid"
+fi
 if ! as "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
   if [ ! -f "$dir/data/PG_VERSION" ]; then
     as "$bin/initdb" -D "$dir/data" -U cairn --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 ||
