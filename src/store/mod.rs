@@ -951,6 +951,31 @@ impl Ledger {
                 "the source's recall index is of an older layout, rebuilt the first time it is opened for writing; open it for writing once (cairn stats with a build that writes), then copy".into(),
             ));
         }
+        let (mut records, mut changes) = (Vec::new(), Vec::new());
+        let meta = from.with_store(|store| {
+            store.read(0, &mut |pulled| {
+                match pulled {
+                    Pulled::Record(row) => records.push(row),
+                    Pulled::Row(change) => changes.push(change),
+                }
+                Ok(())
+            })
+        })?;
+        // A record the append rule refuses today (a stream name with a control character, in
+        // a file written before the rule: SPEC.md 4.2) is named, and nothing is written.
+        for row in &records {
+            let record = crate::record::decode_trusted(&row.bytes).map_err(|e| {
+                refuse(format!("record {} at log index {} cannot be read ({e}); run `cairn verify` on the source", row.rid.short(), row.index))
+            })?;
+            if let Some(reason) = record.stream_name_violation() {
+                return Err(refuse(format!(
+                    "record {} ({}) at log index {} cannot move: {reason}. A new ledger holds no such name; export the source (`cairn export`), rename the stream in the export, and ingest it into the target",
+                    row.rid.short(),
+                    record.kind().name(),
+                    row.index
+                )));
+            }
+        }
         let target = match url_of(to) {
             Some(url) => Ledger::open_shared(url, true, from.rules)?,
             None => Ledger::open_with(to, false, from.rules)?,
@@ -967,16 +992,6 @@ impl Ledger {
                 target.rules, from.rules
             )));
         }
-        let (mut records, mut changes) = (Vec::new(), Vec::new());
-        let meta = from.with_store(|store| {
-            store.read(0, &mut |pulled| {
-                match pulled {
-                    Pulled::Record(row) => records.push(row),
-                    Pulled::Row(change) => changes.push(change),
-                }
-                Ok(())
-            })
-        })?;
         let carried: Meta = meta
             .into_iter()
             .filter(|(name, _)| SYNCED.contains(&name.as_str()))
@@ -1916,4 +1931,48 @@ fn extend_tree(
         merkle.insert((level, i), h)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 37, row 14: a file written before stream names were checked may hold a control
+    /// character in one. It still opens and reads; `cairn copy` names the record that cannot
+    /// move and writes nothing. The near miss: the same ledger without it copies.
+    #[test]
+    fn a_copy_names_the_record_whose_stream_name_cannot_move() {
+        let dir = tempfile::tempdir().unwrap();
+        let span = |stream: &str| {
+            Record::Span(crate::record::Span {
+                stream: stream.into(),
+                turn: 0,
+                role: crate::record::Role::User,
+                tool: None,
+                text: "hello".into(),
+            })
+        };
+        let old = Ledger::open(dir.path().join("old.redb")).unwrap();
+        let mut b = old.batch().unwrap();
+        b.append(span("fine")).unwrap();
+        // As a build before the rule wrote it: past `append`'s check.
+        let bad = b.append_canonical(&span("a\u{0}b")).unwrap();
+        b.commit().unwrap();
+        assert_eq!(old.len().unwrap(), 2, "the span and the old span");
+        let to = dir.path().join("copy.redb");
+        let e = Ledger::copy(&old, &to).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("record {} (span) at log index {} cannot move", bad.rid.short(), bad.index))
+                && e.contains("U+0000"),
+            "{e}"
+        );
+        assert!(!to.exists(), "nothing is written");
+        // The near miss.
+        let clean = Ledger::open(dir.path().join("clean.redb")).unwrap();
+        let mut b = clean.batch().unwrap();
+        b.append(span("fine")).unwrap();
+        b.commit().unwrap();
+        let moved = Ledger::copy(&clean, dir.path().join("copy2.redb")).unwrap();
+        assert_eq!(moved, clean.len().unwrap());
+    }
 }
