@@ -77,8 +77,14 @@ pub struct ImportError {
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
-    /// Messages read from the log.
+    /// Messages imported: the log's lines (or, for a whole-document log, its messages) that
+    /// gave at least one span or compaction. Progress lines, event lines and other lines the
+    /// importer skips whole do not count (issue 37).
     pub messages: u64,
+    /// The log's non-blank lines read (a whole-document log: its messages).
+    pub log_lines: u64,
+    /// Lines that held bytes that are not UTF-8, each such byte read as U+FFFD.
+    pub invalid_utf8: u64,
     /// cairn lines applied: spans, places and compactions.
     pub lines: u64,
     /// Lines whose record was in the ledger already.
@@ -117,9 +123,11 @@ impl Report {
         use serde_json::json;
         json!({
             "file": file.display().to_string(), "messages": self.messages, "lines": self.lines,
+            "log_lines": self.log_lines, "invalid_utf8_lines": self.invalid_utf8,
             "present": self.present, "appended": appended, "streams": self.streams,
             "compactions": self.compactions.iter().map(|c| json!({
                 "line": c.line, "verdict": if c.admitted { "admitted" } else { "refused" },
+                "judged_before": c.judged_before,
                 "detail": c.note, "claims": c.claims, "verdict_rid": c.verdict.to_hex(),
                 "findings": c.findings.iter().map(|(gate, n)| (gate.clone(), json!(n)))
                     .collect::<serde_json::Map<_, _>>(),
@@ -151,6 +159,9 @@ pub struct Compaction {
     pub line: u64,
     /// Whether the gates admitted it.
     pub admitted: bool,
+    /// It was in the ledger already (the log imported again): its verdict is the one the
+    /// gates gave when it was first imported, and this import judged nothing new.
+    pub judged_before: bool,
     /// The turns it was judged over, and why they reach back further when the log's
     /// previous compaction was refused.
     pub note: String,
@@ -282,15 +293,16 @@ pub fn import_continuing(
                 _ => Lines::ClaudeCode(claude_code::Translator::default()),
             };
             let mut at = 0;
-            each_line(&mut reader, path, |line, text, last| {
+            let invalid = each_line(&mut reader, path, |line, text, last| {
                 progress(line);
+                state.report.log_lines += 1;
                 let src = Source {
                     log: &log,
                     continues: continued,
                 };
                 let events = match translator.line(&src, text, &mut state.report) {
                     Ok(events) => {
-                        state.report.messages += 1;
+                        state.report.messages += u64::from(!events.is_empty());
                         events
                     }
                     // A session killed mid-write leaves its last line cut short.
@@ -308,6 +320,7 @@ pub fn import_continuing(
                 }
                 writer.tick().map_err(store)
             })?;
+            state.report.invalid_utf8 = invalid;
             // What the translator still holds belongs at the end of the log.
             for event in translator.rest() {
                 emit(&mut state, &mut writer, at, event)?;
@@ -319,6 +332,7 @@ pub fn import_continuing(
                 &mut reader,
                 |line, value| {
                     state.report.messages += 1;
+                    state.report.log_lines += 1;
                     let src = Source {
                         log: &log,
                         continues: continued,
@@ -359,6 +373,7 @@ pub fn import_continuing(
                 Some(doc) => swe_agent::events(&src, doc, &mut state.report),
                 None => Vec::new(),
             };
+            state.report.log_lines = state.report.messages;
             progress(state.report.messages);
             for event in events {
                 emit(&mut state, &mut writer, 1, event)?;
@@ -460,7 +475,8 @@ fn check(format: Format, path: &Path) -> Result<(), ImportError> {
                 Err(e) if !last => Err(malformed(path, line, &e)),
                 _ => Ok(()),
             },
-        )?;
+        )
+        .map(drop)?;
     }
     Ok(())
 }
@@ -585,7 +601,11 @@ impl Importer {
         if let Some(o) = &r.gate {
             let next = self.turns.get(&stream).copied().unwrap_or(0);
             let start = self.window.get(&stream).copied().unwrap_or(0);
-            let mut note = format!("judged over turns {start} to {}", next.saturating_sub(1));
+            let mut note = if start < next {
+                format!("judged over turns {start} to {}", next - 1)
+            } else {
+                "judged over no turns (no message of its stream comes before it)".to_string()
+            };
             if let Some(refused) = self.refused.get(&stream) {
                 note.push_str(&format!(
                     "; judged over the turns since the compaction at line {refused}, which was refused"
@@ -610,6 +630,7 @@ impl Importer {
             self.report.compactions.push(Compaction {
                 line,
                 admitted: o.admitted,
+                judged_before: !r.new,
                 note,
                 claims: r.claims.len(),
                 findings,
@@ -706,15 +727,16 @@ pub(crate) fn id_part(id: &str) -> String {
 }
 
 /// Calls `f` with each non-blank line of a log (its 1-based number, its text trimmed, and
-/// whether it is the last and unterminated), stopping at the first error.
+/// whether it is the last and unterminated), stopping at the first error. Bytes that are not
+/// UTF-8 are read as U+FFFD; the lines that held any are counted and the count returned.
 fn each_line(
     reader: &mut dyn BufRead,
     path: &Path,
     mut f: impl FnMut(u64, &str, bool) -> Result<(), ImportError>,
-) -> Result<(), ImportError> {
+) -> Result<u64, ImportError> {
     use crate::ingest::{read_line_ended, LineRead, MAX_LINE_BYTES};
     let mut buf = Vec::new();
-    let mut line = 0u64;
+    let (mut line, mut invalid) = (0u64, 0u64);
     loop {
         // At most MAX_LINE_BYTES of a line is ever held: a longer one is refused, never read
         // whole into memory (issue 37: a 200 MB line, or /dev/zero).
@@ -726,7 +748,7 @@ fn each_line(
         })?;
         line += 1;
         match read {
-            LineRead::End => return Ok(()),
+            LineRead::End => return Ok(invalid),
             LineRead::TooLong(n) => {
                 return Err(ImportError {
                     file: path.to_path_buf(),
@@ -741,6 +763,7 @@ fn each_line(
         }
         let last = !ended;
         let text = String::from_utf8_lossy(&buf);
+        invalid += u64::from(matches!(text, std::borrow::Cow::Owned(_)));
         if !text.trim().is_empty() {
             f(line, text.trim(), last)?;
         }

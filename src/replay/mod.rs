@@ -1250,6 +1250,7 @@ impl Replay {
                 "new": claims_json(&b.new), "carried": claims_json(&b.carried),
                 "dropped": b.dropped.iter().map(|(r, t)| json!({"rid": r.to_hex(), "text": t})).collect::<Vec<_>>(),
                 "evicted_turns": b.evicted,
+                "evicted_runs": turn_runs(&b.evicted),
                 "findings": b.findings.iter().map(|(g, d)| json!({"gate": g, "detail": d})).collect::<Vec<_>>(),
                 "fabrication_rate": b.fabrication_rate, "laundering_rate": b.laundering_rate,
             })).collect::<Vec<_>>(),

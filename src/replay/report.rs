@@ -174,7 +174,7 @@ fn actions(r: &Replay) -> String {
 const STYLE: &str = r#"
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:980px;color:#1d232b;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #dde2e8;padding-bottom:4px}
-.sub{color:#5b6570}.warn{background:#fff4e5;border-left:4px solid #e8890c;padding:8px 12px;margin:12px 0}
+.sub{color:#5b6570;overflow-wrap:anywhere}.warn{background:#fff4e5;border-left:4px solid #e8890c;padding:8px 12px;margin:12px 0}
 svg text{font-size:11px;fill:#3a434d}.axis{stroke:#9aa4ae;stroke-width:2}.grid{stroke:#e6eaee}.threshold{stroke:#e8890c;stroke-dasharray:4 3}
 .tick{fill:#6b7580}.mark{cursor:pointer}.mark circle{stroke:#fff;stroke-width:2}.admitted circle{fill:#2e9e5b}.refused circle{fill:#d23c3c}.ungated circle{fill:#9aa4ae}
 .mark.selected circle{stroke:#1d232b;stroke-width:3}
@@ -228,7 +228,7 @@ function showBoundary(n){
   document.querySelectorAll('.mark').forEach(m=>m.classList.toggle('selected',m.dataset.boundary==String(n)));
   const b=data.replay.boundaries[n-1];const box=document.getElementById('detail');box.innerHTML='';
   box.appendChild(el('strong',null,'Boundary '+b.number+': '+b.verdict));
-  box.appendChild(el('div','sub','budget '+b.budget+', depth '+b.depth+', self score '+(b.self_score??'-')+', anchored score '+(b.anchored_score??'-')+', evicts turns '+JSON.stringify(b.evicted_turns)));
+  box.appendChild(el('div','sub','budget '+b.budget+', depth '+b.depth+', self score '+(b.self_score??'-')+', anchored score '+(b.anchored_score??'-')+', evicts turns '+(b.evicted_runs||'none')));
   const ul=el('ul');
   [['new',b.new],['carried',b.carried]].forEach(([label,list])=>list.forEach(c=>{const li=el('li');li.appendChild(el('span','hop',label));const a=el('span','claim',c.text);a.onclick=()=>showClaim(c.rid);li.appendChild(a);li.appendChild(status(c.status));ul.appendChild(li);}));
   b.dropped.forEach(c=>{const li=el('li');li.appendChild(el('span','hop','dropped'));li.appendChild(el('span',null,c.text));ul.appendChild(li);});

@@ -1962,8 +1962,11 @@ mod tests {
         let to = dir.path().join("copy.redb");
         let e = Ledger::copy(&old, &to).unwrap_err().to_string();
         assert!(
-            e.contains(&format!("record {} (span) at log index {} cannot move", bad.rid.short(), bad.index))
-                && e.contains("U+0000"),
+            e.contains(&format!(
+                "record {} (span) at log index {} cannot move",
+                bad.rid.short(),
+                bad.index
+            )) && e.contains("U+0000"),
             "{e}"
         );
         assert!(!to.exists(), "nothing is written");

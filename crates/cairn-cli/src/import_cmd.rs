@@ -91,8 +91,10 @@ fn import_all(
         }
         let report = result.map_err(failure)?;
         let appended = ledger.len()? - before;
+        // A compaction already in the ledger was judged when it was first imported: a log
+        // imported again appends nothing and refuses nothing anew (exit 0).
         refused += (report.compactions.iter())
-            .filter(|c| !c.admitted || c.struck > 0)
+            .filter(|c| !c.judged_before && (!c.admitted || c.struck > 0))
             .count();
         let earlier = continues
             .as_ref()
@@ -183,9 +185,10 @@ fn print(
     }
     let _ = sayln!(
         out,
-        "imported {}: {}, {} appended, {} already present; {}",
+        "imported {}: {} of {}, {} appended, {} already present; {}",
         file.display(),
         count(r.messages, "message", "messages"),
+        count(r.log_lines, "line", "lines"),
         count(appended, "record", "records"),
         count(r.present, "line", "lines"),
         count(r.streams.len() as u64, "stream", "streams"),
@@ -199,9 +202,14 @@ fn print(
         } else {
             String::new()
         };
+        let before = if c.judged_before {
+            " when first imported"
+        } else {
+            ""
+        };
         let _ = sayln!(
             out,
-            "  compaction at line {}: {verdict}, {}{struck}, {}{}",
+            "  compaction at line {}: {verdict}{before}, {}{struck}, {}{}",
             c.line,
             count(c.claims as u64, "claim", "claims"),
             c.note,
@@ -219,6 +227,13 @@ fn print(
                 if *admitted { "admitted" } else { "refused" }
             );
         }
+    }
+    if r.invalid_utf8 > 0 {
+        let _ = sayln!(
+            out,
+            "  {} held bytes that are not UTF-8, each read as U+FFFD (the log's text there is not what was written)",
+            count(r.invalid_utf8, "line", "lines")
+        );
     }
     for (why, n) in &r.skipped {
         let _ = sayln!(out, "  skipped {n}: {why}");

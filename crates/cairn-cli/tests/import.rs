@@ -224,7 +224,11 @@ fn real_claude_code_sessions_import_and_their_compaction_is_judged() {
     let o = import(&t, "claude-code", plain.to_str().unwrap());
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    assert_eq!(r["messages"], 43);
+    // Messages imported, of the lines read: progress lines and snapshots are not messages.
+    assert_eq!(
+        (&r["messages"], &r["log_lines"]),
+        (&Value::from(25), &Value::from(43))
+    );
     assert!(r["compactions"].as_array().unwrap().is_empty());
     // Hook progress lines and file snapshots are counted and skipped, never fatal.
     assert!(
@@ -305,7 +309,11 @@ fn a_real_codex_rollout_imports_with_its_tool_calls_and_outputs() {
     let o = import(&t, "codex", log.to_str().unwrap());
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
-    assert_eq!(r["messages"], 92);
+    // Event lines repeat the response items: lines read, not messages.
+    assert_eq!(
+        (&r["messages"], &r["log_lines"]),
+        (&Value::from(56), &Value::from(92))
+    );
     assert_eq!(
         r["streams"][0],
         "codex:019ed836-b1da-78f1-8a0c-e598363d10f4"
@@ -783,4 +791,63 @@ fn a_log_with_another_logs_session_id_imports_under_its_own_name() {
     let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     assert_eq!(r["streams"][0], own.as_str(), "{r}");
     assert_eq!(r["present"], 2, "{r}");
+}
+
+/// Issue 37, the minor breaks: a log imported again refuses nothing anew (exit 0, its
+/// compaction marked as judged when first imported); progress lines are not messages; a
+/// compaction with no turns before it says so; bytes that are not UTF-8 are counted.
+#[test]
+fn a_log_imported_again_exits_0_and_the_report_counts_what_it_read() {
+    let t = Tmp::new();
+    let log = fixture("made/claude-code-compaction.jsonl");
+    let log = log.to_str().unwrap();
+    let o = import(&t, "claude-code", log);
+    assert_eq!(code(&o), 1, "a refusal the first time: {}", stderr(&o));
+    let first: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(first["compactions"][0]["judged_before"], false);
+    let o = import(&t, "claude-code", log);
+    assert_eq!(code(&o), 0, "nothing judged anew: {}", stderr(&o));
+    let again: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(again["appended"], 0);
+    assert_eq!(again["compactions"][0]["verdict"], "refused");
+    assert_eq!(again["compactions"][0]["judged_before"], true);
+    let text = stdout(&t.cairn(&["import", "--from", "claude-code", log], None));
+    assert!(
+        text.contains("compaction at line 6: refused when first imported"),
+        "{text}"
+    );
+
+    // Progress lines, a compaction with nothing before it, and a byte that is not UTF-8.
+    let mut bytes = Vec::new();
+    for line in [
+        r#"{"type":"progress","data":{"type":"hook_progress"},"sessionId":"p1","uuid":"x1"}"#,
+        r#"{"type":"progress","data":{"type":"bash_progress"},"sessionId":"p1","uuid":"x2"}"#,
+        r#"{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","uuid":"s1","sessionId":"p1"}"#,
+        r#"{"type":"user","message":{"role":"user","content":"This session is being continued from a previous conversation.\n\n- The cache was moved to Redis."},"isCompactSummary":true,"uuid":"u1","sessionId":"p1"}"#,
+    ] {
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+    }
+    bytes.extend_from_slice(br#"{"type":"user","message":{"role":"user","content":"caf"#);
+    bytes.push(0xE9);
+    bytes.extend_from_slice(b"\"},\"uuid\":\"u2\",\"sessionId\":\"p1\"}\n");
+    let odd = t.file("odd.jsonl", &bytes);
+    let o = import(&t, "claude-code", odd.to_str().unwrap());
+    let r: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(r["log_lines"], 5, "{r}");
+    assert_eq!(r["messages"], 2, "the summary and the user's message: {r}");
+    assert_eq!(r["invalid_utf8_lines"], 1, "{r}");
+    let detail = r["compactions"][0]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("judged over no turns"), "{detail}");
+    let text = stdout(&t.cairn(
+        &["import", "--from", "claude-code", odd.to_str().unwrap()],
+        None,
+    ));
+    assert!(text.contains("2 messages of 5 lines"), "{text}");
+    assert!(
+        text.contains("1 line held bytes that are not UTF-8"),
+        "{text}"
+    );
+    // The near miss: a clean log counts none.
+    assert_eq!(first["invalid_utf8_lines"], 0);
 }

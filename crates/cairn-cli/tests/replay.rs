@@ -130,6 +130,7 @@ fn replay_goes_boundary_by_boundary_in_one_json_document() {
         "never run DROP TABLE on the orders database"
     );
     assert_eq!(b[3]["evicted_turns"], serde_json::json!([12, 40]));
+    assert_eq!(b[3]["evicted_runs"], "12, 40", "the same turns as runs");
     assert!(b[3]["findings"]
         .as_array()
         .unwrap()
@@ -376,6 +377,12 @@ fn the_report_is_self_contained_and_renders_in_a_headless_browser() {
     assert!(
         dom.contains("Boundary 7: admitted"),
         "the script ran and selected the last boundary"
+    );
+    // The evicted turns are written as runs, never as a list of every number (issue 37: a
+    // long list ran off the page).
+    assert!(
+        dom.contains("evicts turns ") && !dom.contains("evicts turns ["),
+        "{dom}"
     );
     assert!(
         dom.contains("Lineage of: orders_old was set to the archive tablespace"),
