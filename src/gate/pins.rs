@@ -1,10 +1,11 @@
 //! The pinned reference: a stream's pinned items, the classifier's items no pin covers, and
 //! whether an action does what a pinned prohibition forbids (SPEC.md sections 8.3 and 8.4).
 
+use super::action::{line, prohibition};
 use crate::error::Result;
 use crate::record::{Pin, PinClass, PinItem, Record, Rid, Role, Span};
 use crate::store::{Item, Read};
-use crate::text::{content, shell};
+use crate::text::content;
 use std::collections::{HashMap, HashSet};
 
 /// Every pinned item of a stream, with its pin's name and whether a retirement lifted it
@@ -279,14 +280,14 @@ fn mostly_contains(item: &str, text: &str, share: f64) -> bool {
 }
 
 /// How an action does what a prohibition forbids, or `None`. The action is read as a shell
-/// command line (`text::shell`): a command of the table whose effect the prohibition forbids
+/// command line (`gate::action::line`): a command of the table whose effect the prohibition forbids
 /// matches, and a line that cannot be parsed but holds a deleting or writing verb matches any
 /// prohibition of such deeds (fail closed). A command whose effect the line does not tell
 /// (`pip install ...`, prose) matches when the prohibition's words do: its forbidden deed
 /// (first key word, or a verb that does the same) and at least `share` of its key words. A
 /// prohibition that names no deed the table knows is matched by words alone.
 ///
-/// An irreversible action the line cannot read ([`shell::Parsed::opaque`]: code built at run
+/// An irreversible action the line cannot read ([`line::Parsed::opaque`]: code built at run
 /// time, inline interpreter code that is not plainly read-only, a command named by an
 /// expansion) matches every prohibition: it fails closed, and the reason says how to state it.
 pub(crate) fn prohibits(
@@ -295,10 +296,10 @@ pub(crate) fn prohibits(
     irreversible: bool,
     share: f64,
 ) -> Option<String> {
-    let forbidden = shell::forbidden(prohibition);
-    let parsed = shell::parse(action);
+    let forbidden = prohibition::forbidden(prohibition);
+    let parsed = line::parse(action);
     if !forbidden.is_empty() {
-        if let Some(how) = shell::violation(&forbidden, &parsed) {
+        if let Some(how) = prohibition::violation(&forbidden, &parsed) {
             return Some(how);
         }
     }

@@ -1935,7 +1935,7 @@ fn extend_tree(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::store::*;
 
     /// Issue 37, row 14: a file written before stream names were checked may hold a control
     /// character in one. It still opens and reads; `cairn copy` names the record that cannot

@@ -7,7 +7,6 @@ pub mod clash;
 pub mod classify;
 pub mod code;
 pub mod prose;
-pub mod shell;
 pub mod terms;
 pub mod verbatim;
 pub mod visible;

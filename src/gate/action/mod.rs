@@ -1,6 +1,11 @@
 //! Judging an action before the agent runs it: `irreversible-unverified` for each claim it
 //! relies on, and `prohibited-action` against the stream's pinned prohibitions.
 
+pub(crate) mod line;
+pub(crate) mod prohibition;
+#[cfg(test)]
+mod tests;
+
 use super::pins::pinned_items;
 use super::rules::{self, Reliance};
 use super::status::claim_status;

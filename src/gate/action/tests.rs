@@ -1,0 +1,973 @@
+//! The command-line reader and the prohibition reader together: every row of SPEC.md 8.4 with
+//! its near miss, and hostile lines.
+
+use super::line::*;
+use super::prohibition::*;
+
+const TOUCH: &str = "do not touch anything under shop/migrations/";
+const DELETE: &str = "never delete shop/migrations/0029_tmp_backfill.py";
+
+fn refused(prohibition: &str, line: &str) -> Option<String> {
+    violation(&forbidden(prohibition), &parse(line))
+}
+
+#[track_caller]
+fn refuse(prohibition: &str, line: &str) {
+    assert!(
+        refused(prohibition, line).is_some(),
+        "`{line}` should be refused under \"{prohibition}\": {:?} / {:?}",
+        parse(line),
+        forbidden(prohibition)
+    );
+}
+
+#[track_caller]
+fn admit(prohibition: &str, line: &str) {
+    let why = refused(prohibition, line);
+    assert!(
+        why.is_none(),
+        "`{line}` should be admitted under \"{prohibition}\": {why:?} / {:?} / {:?}",
+        parse(line),
+        forbidden(prohibition)
+    );
+}
+
+fn path(p: &str) -> Target {
+    Target::Path(p.into())
+}
+
+fn has(line: &str, op: Op, target: Target) -> bool {
+    parse(line)
+        .effects
+        .iter()
+        .any(|e| e.op == op && e.target == target)
+}
+
+#[test]
+fn the_reported_bypasses_are_refused() {
+    for line in [
+        "rm shop/migrations/0029_tmp_backfill.py",
+        "rm -rf shop/migrations/",
+        "touch shop/migrations/0031_fix.py",
+        "unlink shop/migrations/0029_tmp_backfill.py",
+    ] {
+        refuse(TOUCH, line);
+    }
+    for line in [
+        "unlink shop/migrations/0029_tmp_backfill.py",
+        "rm -rf shop/migrations/",
+        "rm shop/migrations/0029_tmp_backfill.py",
+    ] {
+        refuse(DELETE, line);
+    }
+    assert_eq!(
+        refused(TOUCH, "rm -rf shop/migrations/").as_deref(),
+        Some("`rm -rf shop/migrations/` deletes shop/migrations, under shop/migrations")
+    );
+}
+
+#[test]
+fn delete_family() {
+    for line in [
+        "rm shop/migrations/0029_tmp_backfill.py",
+        "rmdir shop/migrations",
+        "shred -u -n 3 shop/migrations/0029_tmp_backfill.py",
+        "unlink shop/migrations/0029_tmp_backfill.py",
+        "/bin/rm -f -- shop/migrations/0029_tmp_backfill.py",
+        "\\rm shop/migrations/0029_tmp_backfill.py",
+    ] {
+        refuse(DELETE, line);
+    }
+    admit(TOUCH, "rm shop/migrationsX/a.py");
+    admit(TOUCH, "rm shop/other/a.py");
+    admit(DELETE, "rm shop/migrations/0030_other.py");
+    admit(DELETE, "cat shop/migrations/0029_tmp_backfill.py");
+}
+
+#[test]
+fn mv_moves_and_writes() {
+    refuse(DELETE, "mv shop/migrations/0029_tmp_backfill.py /tmp/");
+    refuse(TOUCH, "mv /tmp/x.py shop/migrations/");
+    refuse(TOUCH, "mv -t shop/migrations a.py b.py");
+    // Moving a file onto the forbidden one overwrites it.
+    refuse(
+        "do not edit shop/migrations/0029_tmp_backfill.py",
+        "mv /tmp/0029_tmp_backfill.py shop/migrations/",
+    );
+    assert!(has("mv a b", Op::Move, path("a")));
+    assert!(has("mv a b", Op::Delete, path("a")));
+    assert!(has("mv a b", Op::Write, path("b")));
+    admit(TOUCH, "mv shop/other/a.py shop/other/b.py");
+    // Writing into the parent directory is not a write to the file.
+    admit(
+        "do not edit shop/migrations/0029_tmp_backfill.py",
+        "mv /tmp/x.py shop/migrations/",
+    );
+}
+
+#[test]
+fn cp_install_rsync_write_their_destination() {
+    refuse(TOUCH, "cp /tmp/x.py shop/migrations/0031.py");
+    refuse(TOUCH, "install -m 644 x.py shop/migrations/");
+    refuse(TOUCH, "install -d shop/migrations/sub");
+    refuse(TOUCH, "rsync -av backup/ shop/migrations/");
+    refuse(
+        "do not edit shop/migrations/0029_tmp_backfill.py",
+        "rsync -a backup/ shop/migrations/",
+    );
+    refuse(DELETE, "rsync -a --delete backup/ shop/");
+    // The sources are reads.
+    admit(TOUCH, "cp shop/migrations/0029_tmp_backfill.py /tmp/");
+    admit(TOUCH, "rsync -a shop/migrations/ backup/");
+    admit(TOUCH, "rsync -a shop/ user@host:/srv/shop/");
+}
+
+#[test]
+fn ln_writes_the_link() {
+    refuse(TOUCH, "ln -s ../x.py shop/migrations/0031.py");
+    refuse(TOUCH, "ln -sf /tmp/a shop/migrations");
+    admit(
+        TOUCH,
+        "ln -s shop/migrations/0029_tmp_backfill.py /tmp/link",
+    );
+}
+
+#[test]
+fn touch_mkdir_truncate_modes_write() {
+    refuse(TOUCH, "touch shop/migrations/0031_fix.py");
+    refuse(TOUCH, "mkdir -p shop/migrations/extra");
+    refuse(TOUCH, "truncate -s 0 shop/migrations/0029_tmp_backfill.py");
+    refuse(TOUCH, "chmod -x shop/migrations/0029_tmp_backfill.py");
+    refuse(TOUCH, "chmod 644 shop/migrations/0029_tmp_backfill.py");
+    refuse(TOUCH, "chown -R www:www shop/");
+    refuse(TOUCH, "chgrp staff shop/migrations/a.py");
+    // The mode and owner operands are not paths.
+    assert!(!has("chmod 644 other.py", Op::Write, path("644")));
+    assert!(!has("chown -R www:www shop", Op::Write, path("www:www")));
+    admit(TOUCH, "touch shop/other/x.py");
+    admit(TOUCH, "chown www shop/other.py");
+    admit(TOUCH, "mkdir shop/migrations2");
+}
+
+#[test]
+fn tee_and_dd_write() {
+    refuse(TOUCH, "echo x | tee -a shop/migrations/0031.py");
+    refuse(
+        TOUCH,
+        "dd if=/dev/zero of=shop/migrations/0029_tmp_backfill.py bs=1 count=1",
+    );
+    admit(TOUCH, "cat shop/migrations/a.py | tee /tmp/copy.py");
+    admit(TOUCH, "dd if=shop/migrations/a.py of=/tmp/a.py");
+}
+
+#[test]
+fn sed_perl_awk_in_place_write() {
+    refuse(
+        TOUCH,
+        "sed -i 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(
+        TOUCH,
+        "sed -i.bak -e 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(
+        TOUCH,
+        "sed --in-place 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(
+        TOUCH,
+        "sed -i '' 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(
+        TOUCH,
+        "perl -pi -e 's/a/b/' shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(TOUCH, "gawk -i inplace '{print}' shop/migrations/a.py");
+    // Without -i, they only read; and the script is not a path.
+    admit(TOUCH, "sed 's/a/b/' shop/migrations/0029_tmp_backfill.py");
+    admit(TOUCH, "sed -n '/shop\\/migrations/p' x.py");
+    admit(TOUCH, "awk '{print}' shop/migrations/a.py");
+    assert!(parse("perl script.pl shop/migrations/a.py").unknown.len() == 1);
+}
+
+#[test]
+fn sed_in_place_on_a_glob_writes_the_file() {
+    refuse(
+        "do not edit shop/migrations/0029_tmp_backfill.py",
+        "sed -i 's/a/b/' shop/migrations/*.py",
+    );
+    admit(
+        "do not edit shop/migrations/0029_tmp_backfill.py",
+        "sed -i 's/a/b/' shop/migrations/*.sql",
+    );
+}
+
+#[test]
+fn find_delete_and_exec() {
+    refuse(TOUCH, "find shop -name '*.py' -delete");
+    refuse(DELETE, "find shop/migrations -name '*.py' -exec rm {} \\;");
+    refuse(DELETE, "find . -type f -exec rm -f {} +");
+    refuse(
+        TOUCH,
+        "find shop/migrations -fprint shop/migrations/list.txt",
+    );
+    admit(TOUCH, "find shop -name '*.py'");
+    admit(TOUCH, "find shop/other -delete");
+    admit(DELETE, "find shop/other -exec rm {} \\;");
+    admit(TOUCH, "find shop/migrations -exec cat {} \\;");
+}
+
+#[test]
+fn git_rm_mv_clean() {
+    refuse(DELETE, "git rm shop/migrations/0029_tmp_backfill.py");
+    refuse(DELETE, "git rm -r shop/migrations");
+    refuse(DELETE, "git mv shop/migrations/0029_tmp_backfill.py old.py");
+    refuse(DELETE, "git clean -fdx");
+    refuse(DELETE, "git clean -f shop/migrations");
+    admit(
+        DELETE,
+        "git rm --cached shop/migrations/0029_tmp_backfill.py",
+    );
+    admit(DELETE, "git rm shop/other.py");
+    admit(DELETE, "git clean -n");
+    admit(DELETE, "git clean -f shop/other");
+}
+
+#[test]
+fn git_discards() {
+    refuse(
+        DELETE,
+        "git checkout -- shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(DELETE, "git checkout .");
+    refuse(DELETE, "git restore shop/migrations/");
+    refuse(DELETE, "git reset --hard");
+    refuse(DELETE, "git reset --hard HEAD~1");
+    refuse(TOUCH, "cd shop && git checkout -- migrations");
+    admit(DELETE, "git checkout -b feature");
+    admit(DELETE, "git checkout main -- shop/other.py");
+    admit(
+        DELETE,
+        "git restore --staged shop/migrations/0029_tmp_backfill.py",
+    );
+    admit(DELETE, "git reset HEAD~1");
+    admit(DELETE, "git status && git diff shop/migrations");
+}
+
+#[test]
+fn git_push_to_a_branch() {
+    let p = "do not push to main";
+    refuse(p, "git push origin main");
+    refuse(p, "git push origin HEAD:main");
+    refuse(p, "git push -f origin +main");
+    refuse(p, "git push");
+    refuse(p, "git push --delete origin main");
+    refuse(p, "git push origin :main");
+    refuse(p, "git push origin refs/heads/main");
+    admit(p, "git push origin feature");
+    admit(p, "git push -u origin feature/login");
+    admit(p, "git push --dry-run origin main");
+    admit(p, "git pull origin main");
+    admit(p, "git push origin main:feature");
+}
+
+#[test]
+fn force_push() {
+    let p = "never force-push";
+    refuse(p, "git push -f origin main");
+    refuse(p, "git push --force-with-lease");
+    refuse(p, "git push origin +feature");
+    admit(p, "git push origin main");
+    admit(p, "git push");
+    let q = "never force push to main";
+    refuse(q, "git push --force origin main");
+    admit(q, "git push --force origin feature");
+    admit(q, "git push origin main");
+}
+
+#[test]
+fn branch_deletion() {
+    let p = "never delete the main branch";
+    let f = forbidden(p);
+    assert_eq!(f.branches, vec!["main".to_string()]);
+    refuse(p, "git branch -D main");
+    refuse(p, "git push origin --delete main");
+    admit(p, "git branch -D feature");
+    admit(p, "git push origin main");
+    admit(p, "rm -rf shop");
+}
+
+#[test]
+fn sql_statements() {
+    let p = "never run DROP TABLE on the orders database";
+    refuse(p, "DROP TABLE orders_old");
+    refuse(p, "drop table if exists orders_old cascade;");
+    refuse(p, "psql -c \"DROP TABLE orders_old\"");
+    refuse(p, "psql --command='DROP TABLE orders_old' orders");
+    refuse(p, "mysql -u root -e 'DROP TABLE orders_old' orders");
+    refuse(p, "sqlite3 orders.db 'DROP TABLE orders_old'");
+    refuse(p, "echo 'DROP TABLE orders_old;' | psql orders");
+    refuse(p, "psql orders <<< 'DROP TABLE orders_old'");
+    admit(p, "ALTER TABLE orders_old SET TABLESPACE archive");
+    admit(p, "psql -c 'SELECT count(*) FROM orders_old'");
+    admit(p, "DELETE FROM orders_old WHERE id = 1");
+    admit(p, "rm orders.sql");
+    let q = "never drop tables";
+    refuse(q, "DROP TABLE x");
+    // Emptying a table loses what dropping it would (issue 37); a row-filtered delete
+    // does not.
+    refuse(q, "TRUNCATE TABLE x");
+    refuse(q, "DELETE FROM x");
+    refuse(q, "DELETE FROM x WHERE 1=1");
+    admit(q, "DELETE FROM x WHERE id = 1");
+    let d = "never run DELETE FROM orders";
+    refuse(d, "DELETE FROM orders WHERE 1=1");
+    admit(d, "DELETE FROM customers");
+    let t = "never truncate the audit table";
+    refuse(t, "TRUNCATE audit");
+    admit(t, "TRUNCATE logs");
+    let a = "don't alter table payments";
+    refuse(a, "ALTER TABLE payments ADD COLUMN x int");
+    admit(a, "ALTER TABLE invoices ADD COLUMN x int");
+}
+
+#[test]
+fn sql_read_as_the_line_says() {
+    let parsed = parse("DROP TABLE orders_old");
+    assert_eq!(parsed.effects.len(), 1);
+    assert_eq!(
+        parsed.effects.first().map(|e| e.target.clone()),
+        Some(Target::Table(Some("orders_old".into())))
+    );
+    assert!(parse("psql orders").unknown.len() == 1);
+    assert!(parse("UPDATE orders SET x = 1").unknown.len() == 1);
+    assert_eq!(
+        parse("CREATE TABLE x (id int)").unknown,
+        vec!["CREATE TABLE x (id int)".to_string()]
+    );
+    // Prose starting with a SQL word is not SQL.
+    let prose = parse("update libfoo to 2.4.0");
+    assert!(prose.effects.is_empty());
+    assert_eq!(prose.unknown, vec!["update libfoo to 2.4.0".to_string()]);
+}
+
+#[test]
+fn quoting_and_prefixes() {
+    let p = "do not touch anything under shop/migrations/";
+    refuse(p, "rm \"shop/migrations/a b.py\"");
+    refuse(p, "rm 'shop/migrations/a b.py'");
+    refuse(p, "rm shop/migrations/a\\ b.py");
+    refuse(p, "sudo rm -rf shop/migrations");
+    refuse(p, "sudo -u www rm -rf shop/migrations");
+    refuse(p, "env X=1 rm shop/migrations/0029_tmp_backfill.py");
+    refuse(p, "X=1 Y=2 rm shop/migrations/0029_tmp_backfill.py");
+    refuse(p, "nohup nice -n 10 timeout 5 rm shop/migrations/a.py");
+    refuse(p, "time command rm shop/migrations/a.py");
+    refuse(p, "exec rm shop/migrations/a.py");
+    admit(p, "echo rm shop/migrations/a.py");
+    admit(p, "sudo cat shop/migrations/a.py");
+    assert!(has(
+        "rm \"shop/migrations/a b.py\"",
+        Op::Delete,
+        path("shop/migrations/a b.py")
+    ));
+}
+
+#[test]
+fn cd_moves_the_working_directory() {
+    refuse(DELETE, "cd shop && rm migrations/0029_tmp_backfill.py");
+    refuse(DELETE, "cd shop/migrations && rm ./0029_tmp_backfill.py");
+    refuse(DELETE, "cd shop; cd migrations; rm 0029_tmp_backfill.py");
+    refuse(DELETE, "cd /tmp && cd - && rm 0029_tmp_backfill.py");
+    refuse(DELETE, "git -C shop rm migrations/0029_tmp_backfill.py");
+    admit(DELETE, "cd shop/other && rm ./0029_tmp_backfill.py");
+    admit(
+        DELETE,
+        "(cd shop/migrations && ls) && rm 0029_tmp_backfill.py",
+    );
+    admit(DELETE, "cd /tmp && rm -rf build");
+}
+
+#[test]
+fn redirections() {
+    refuse(TOUCH, "echo x > shop/migrations/0031.py");
+    refuse(TOUCH, "echo x >> shop/migrations/0031.py");
+    refuse(TOUCH, "python gen.py 2> shop/migrations/err.log");
+    refuse(TOUCH, "python gen.py &> shop/migrations/out.log");
+    refuse(TOUCH, "cd shop && echo x >migrations/0031.py");
+    admit(TOUCH, "cat x > /dev/null");
+    admit(TOUCH, "cat shop/migrations/a.py 2>&1 >/dev/null");
+    admit(TOUCH, "cat < shop/migrations/a.py");
+    assert!(parse("cat x > /dev/null").effects.is_empty());
+}
+
+#[test]
+fn xargs_reads_its_paths() {
+    refuse(DELETE, "ls | xargs rm");
+    refuse(DELETE, "find . -name '*.pyc' | xargs rm -f");
+    refuse(TOUCH, "ls | xargs -I{} cp {} shop/migrations/");
+    admit(DELETE, "ls | xargs cat");
+    admit(DELETE, "ls | xargs -I{} cp {} /tmp/backup/");
+    assert!(has("ls | xargs rm", Op::Delete, Target::Anything));
+}
+
+#[test]
+fn bodies_are_parsed() {
+    refuse(DELETE, "sh -c 'rm shop/migrations/0029_tmp_backfill.py'");
+    refuse(
+        DELETE,
+        "bash -lc \"cd shop && rm migrations/0029_tmp_backfill.py\"",
+    );
+    refuse(DELETE, "echo $(rm shop/migrations/0029_tmp_backfill.py)");
+    refuse(DELETE, "echo \"`rm shop/migrations/0029_tmp_backfill.py`\"");
+    refuse(DELETE, "eval rm shop/migrations/0029_tmp_backfill.py");
+    refuse(
+        DELETE,
+        "echo 'rm shop/migrations/0029_tmp_backfill.py' | sh",
+    );
+    refuse(DELETE, "diff <(rm shop/migrations/0029_tmp_backfill.py) b");
+    refuse(
+        DELETE,
+        "su -c 'rm shop/migrations/0029_tmp_backfill.py' root",
+    );
+    refuse(
+        DELETE,
+        "sudo sh -c 'sh -c \"rm shop/migrations/0029_tmp_backfill.py\"'",
+    );
+    admit(DELETE, "sh -c 'ls shop/migrations'");
+    admit(DELETE, "echo $(ls shop/migrations)");
+}
+
+#[test]
+fn normalisation_and_globs() {
+    refuse(
+        DELETE,
+        "rm shop//migrations/../migrations/./0029_tmp_backfill.py",
+    );
+    refuse(DELETE, "rm shop/migrations/*.py");
+    refuse(DELETE, "rm -rf shop/*");
+    refuse(DELETE, "rm shop/migrations/0029_*");
+    refuse(DELETE, "rm shop/migrations/{0029_tmp_backfill,0030_x}.py");
+    refuse(
+        DELETE,
+        "rm /work/project/shop/migrations/0029_tmp_backfill.py",
+    );
+    refuse(DELETE, "rm -rf ..");
+    refuse(DELETE, "rm -rf /");
+    admit(DELETE, "rm shop/migrations/*.sql");
+    admit(DELETE, "rm shop/migrations/sub/*.py");
+    admit(DELETE, "rm shop/../other/migrations/0029_tmp_backfill.py");
+    assert_eq!(
+        normalise("", "shop//migrations/../migrations/./a.py"),
+        "shop/migrations/a.py"
+    );
+    assert_eq!(normalise("shop", "../.."), "..");
+    assert_eq!(normalise("", "/a/../../b/"), "/b");
+    assert_eq!(normalise("", "./"), ".");
+    assert!(has(
+        "rm shop/migrations/*.py",
+        Op::Delete,
+        Target::Glob("shop/migrations/*.py".into())
+    ));
+}
+
+#[test]
+fn unknown_paths_fail_closed() {
+    refuse(DELETE, "rm -rf $BUILD_DIR");
+    refuse(DELETE, "rm ~/shop/migrations/x.py");
+    refuse(DELETE, "cd $DIR && rm 0029_tmp_backfill.py");
+    refuse(DELETE, "rm \"$(cat list.txt)\"");
+    admit("do not push to main", "rm -rf $BUILD_DIR");
+}
+
+#[test]
+fn unknown_commands() {
+    let parsed = parse("python manage.py makemigrations shop");
+    assert_eq!(
+        parsed.unknown,
+        vec!["python manage.py makemigrations shop".to_string()]
+    );
+    assert!(parsed.effects.is_empty());
+    admit(TOUCH, "python manage.py makemigrations shop");
+    let f = forbidden("don't run makemigrations");
+    assert_eq!(f.commands, vec!["makemigrations".to_string()]);
+    assert!(f.ops.is_empty());
+    refuse(
+        "don't run makemigrations",
+        "python manage.py makemigrations shop",
+    );
+    admit("don't run makemigrations", "python manage.py migrate");
+    admit("don't run makemigrations", "echo makemigrations");
+    refuse(
+        "never run `terraform apply`",
+        "cd infra && terraform apply -auto-approve",
+    );
+    admit("never run `terraform apply`", "terraform plan");
+    refuse("never run git rebase", "git rebase -i HEAD~3");
+    admit("never run git rebase", "git status");
+}
+
+#[test]
+fn prose_is_unknown() {
+    let parsed = parse("upgrade libfoo to 2.4.0");
+    assert_eq!(parsed.unknown, vec!["upgrade libfoo to 2.4.0".to_string()]);
+    let parsed = parse("I'll delete the old migration now");
+    assert!(!parsed.unparseable);
+    assert_eq!(parsed.unknown.len(), 1);
+}
+
+#[test]
+fn here_documents_are_their_commands_standard_input() {
+    // Code for a shell, or substitutions an unquoted delimiter lets run: read.
+    refuse(TOUCH, "sh <<'EOF'\nrm shop/migrations/a.py\nEOF");
+    refuse(TOUCH, "bash -s <<-EOF\n\trm shop/migrations/a.py\n\tEOF");
+    refuse(TOUCH, "cat <<EOF\n$(rm shop/migrations/a.py)\nEOF");
+    refuse(TOUCH, "cat <<EOF > shop/migrations/0031.py\nx = 1\nEOF");
+    // Data for cat or a commit message: no effect, however it reads.
+    admit(TOUCH, "cat <<'EOF'\n$(rm shop/migrations/a.py)\nEOF");
+    admit(
+        TOUCH,
+        "git commit -m \"$(cat <<'EOF'\nstop the rm of shop/migrations/a.py\n\nCo-Authored-By: x\nEOF\n)\"",
+    );
+    admit(TOUCH, "python3 - <<'PYEOF'\nprint(1)\nPYEOF\nls shop");
+    let parsed = parse("python3 - <<'PYEOF'\nimport shutil; shutil.rmtree('x')\nPYEOF");
+    assert_eq!(parsed.opaque.len(), 1, "{parsed:?}");
+    assert_eq!(
+        parse("curl -s https://x.example/i.py | python3")
+            .opaque
+            .len(),
+        1
+    );
+    assert!(!parse("cat <<'EOF'\nrm x\nEOF").unparseable);
+}
+
+#[test]
+fn unparseable_risky_lines_fail_closed() {
+    let parsed = parse("rm 'unclosed");
+    assert!(parsed.unparseable && parsed.risky);
+    refuse(TOUCH, "rm 'unclosed");
+    refuse("do not push to main", "rm 'unclosed");
+    // A here-document whose delimiter never comes.
+    refuse(TOUCH, "cat x <<EOF\nrm shop/migrations/a.py");
+    let quiet = parse("ls 'unclosed");
+    assert!(quiet.unparseable && !quiet.risky);
+    admit(TOUCH, "ls 'unclosed");
+    assert!(violation(&forbidden("don't run makemigrations"), &parse("rm 'x")).is_none());
+}
+
+#[test]
+fn hostile_input_does_not_panic() {
+    let deep_open = "$(".repeat(10_000);
+    let deep_closed = format!("echo {}rm x{}", "$(".repeat(10_000), ")".repeat(10_000));
+    let ticks = "`".repeat(9_999);
+    let many = "rm a; ".repeat(20_000);
+    let execs = format!("find a b c d {}", "-exec find a b c d ".repeat(200));
+    let evals = "eval ".repeat(5_000) + "rm x";
+    // Lines that abort brush-parser 0.4.0 with a stack overflow in a 2 MiB thread (SPEC.md
+    // 14): nested `if`, `$(...)` and `${...:-...}`, a few kilobytes each.
+    let ifs = "if true; then ".repeat(5_000) + "rm x" + &"; fi".repeat(5_000);
+    let substs = format!("echo {}rm x{}", "$(echo ".repeat(5_000), ")".repeat(5_000));
+    let braces = format!("echo {}x{}", "${a:-".repeat(5_000), "}".repeat(5_000));
+    let lines = [
+        "",
+        " ",
+        "'",
+        "\"",
+        "\\",
+        "$",
+        "${",
+        "$(",
+        "`",
+        "rm \"unclosed",
+        "rm 'a' \"b",
+        "\0",
+        "rm \0shop/migrations\0",
+        "<<<",
+        ">",
+        "2>",
+        "&>",
+        "|||;;;&&&",
+        "(((((",
+        ")))))",
+        "{ } { }",
+        "[",
+        "rm [",
+        "rm [a-",
+        "rm a[!",
+        "x=",
+        "=",
+        "sudo",
+        "xargs",
+        "env -S",
+        "find -exec",
+        "git",
+        "git push +",
+        "git push origin :",
+        "sed -i",
+        "sh -c",
+        "psql -c",
+        "DROP",
+        "DROP TABLE",
+        "DELETE FROM",
+        "ALTER TABLE",
+        "TRUNCATE ,",
+        "\u{feff}rm é/ü/🚀.py",
+        "rm 🚀*",
+        &deep_open,
+        &deep_closed,
+        &ticks,
+        &many,
+        &execs,
+        &evals,
+        &ifs,
+        &substs,
+        &braces,
+    ];
+    let fs = [
+        forbidden(TOUCH),
+        forbidden("do not push to main"),
+        forbidden(""),
+        forbidden("'\"`"),
+        forbidden("never run"),
+        forbidden("🚀 ` delete"),
+        forbidden("never drop table"),
+    ];
+    for line in lines {
+        let parsed = parse(line);
+        for f in &fs {
+            let _ = violation(f, &parsed);
+        }
+    }
+    let parsed = parse(&deep_closed);
+    assert!(parsed.unparseable);
+    assert!(parse(&deep_open).unparseable);
+    assert!(parse(&execs).unparseable);
+    assert!(parse(&many).unparseable);
+    assert!(
+        parse(&substs).unparseable,
+        "nesting past the bound is unparseable"
+    );
+}
+
+#[test]
+fn read_only_commands_have_no_effect() {
+    for line in [
+        "cat shop/migrations/0029_tmp_backfill.py",
+        "less shop/migrations/0029_tmp_backfill.py",
+        "head -n 5 shop/migrations/*.py | wc -l",
+        "ls -la shop/migrations/ && pwd",
+        "grep -rn backfill shop/migrations/",
+        "rg -l DROP shop/migrations",
+        "stat shop/migrations/0029_tmp_backfill.py",
+        "diff shop/migrations/a.py shop/migrations/b.py",
+        "git log -- shop/migrations && git diff && git show HEAD:shop/migrations/a.py",
+        "awk '{print $1}' shop/migrations/a.py | sort | uniq -c",
+        "test -f shop/migrations/a.py && echo yes",
+        "du -sh shop/migrations; df -h",
+    ] {
+        let parsed = parse(line);
+        assert!(parsed.effects.is_empty(), "{line}: {:?}", parsed.effects);
+        assert!(parsed.unknown.is_empty(), "{line}: {:?}", parsed.unknown);
+        admit(TOUCH, line);
+    }
+    // Inline code that plainly only computes and prints is read-only (issue 37); code
+    // that does more is opaque.
+    let parsed = parse("python -c 'print(1)'");
+    assert_eq!(parsed.known, ["python -c 'print(1)'"]);
+    assert!(parsed.opaque.is_empty() && parsed.unknown.is_empty());
+    assert_eq!(parse("python -c 'import os; os.remove(1)'").opaque.len(), 1);
+    // Scripts and build tools are unknown, not read-only.
+    for line in [
+        "python train.py",
+        "make clean",
+        "npm run build",
+        "cargo test",
+    ] {
+        assert_eq!(parse(line).unknown, vec![line.to_string()]);
+    }
+}
+
+#[test]
+fn nesting_is_depth_limited() {
+    let nested = |n: usize| {
+        format!(
+            "echo {}rm shop/migrations/0029_tmp_backfill.py{}",
+            "$(echo ".repeat(n - 1) + "$(",
+            ")".repeat(n)
+        )
+    };
+    refuse(DELETE, &nested(10));
+    assert!(!parse(&nested(10)).unparseable);
+    assert!(parse(&nested(MAX_DEPTH + 1)).unparseable);
+    // Too deep and risky: refused all the same.
+    refuse(DELETE, &nested(40));
+}
+
+#[test]
+fn random_lines_do_not_panic() {
+    let alphabet: Vec<char> = "rm -f$(){}[]*?'\"`\\;|&<>~=/.\n\t#ab0 é🚀\0"
+        .chars()
+        .collect();
+    let words = [
+        "rm",
+        "sudo",
+        "xargs",
+        "find",
+        "-exec",
+        "{}",
+        ";",
+        "sh",
+        "-c",
+        "git",
+        "push",
+        "cd",
+        "..",
+        "/",
+        "*",
+        "$(",
+        ")",
+        "`",
+        "'",
+        "eval",
+        "env",
+        "-S",
+        "psql",
+        "DROP TABLE",
+        "mv",
+        "-t",
+        "sed",
+        "-i",
+        "|",
+        "&&",
+        ">",
+        "<<<",
+        "2>&1",
+        "--",
+        "shop/migrations",
+    ];
+    let fs = [
+        forbidden(TOUCH),
+        forbidden("do not push to main"),
+        forbidden("never drop tables"),
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % 1_000_003).unwrap_or(0)
+    };
+    for _ in 0..3000 {
+        let mut line = String::new();
+        for _ in 0..next() % 30 {
+            if next() % 2 == 0 {
+                line.push(
+                    alphabet
+                        .get(next() % alphabet.len())
+                        .copied()
+                        .unwrap_or('x'),
+                );
+            } else {
+                line.push_str(words.get(next() % words.len()).copied().unwrap_or("x"));
+                line.push(' ');
+            }
+        }
+        let parsed = parse(&line);
+        for f in &fs {
+            let _ = violation(f, &parsed);
+        }
+        let _ = forbidden(&line);
+    }
+}
+
+#[test]
+fn prohibitions_are_read() {
+    let f = forbidden(DELETE);
+    assert_eq!(
+        f.paths,
+        vec!["shop/migrations/0029_tmp_backfill.py".to_string()]
+    );
+    assert!(f.ops.contains(&Op::Delete) && !f.ops.contains(&Op::Write));
+    assert!(!f.ops.contains(&Op::SqlDelete));
+    let f = forbidden(TOUCH);
+    assert_eq!(f.paths, vec!["shop/migrations".to_string()]);
+    assert!(f.ops.contains(&Op::Write) && f.ops.contains(&Op::Delete));
+    let f = forbidden("don't modify the migrations in shop/migrations");
+    assert_eq!(f.paths, vec!["shop/migrations".to_string()]);
+    assert!(f.ops.contains(&Op::Write));
+    let f = forbidden("never run DROP TABLE on the orders database");
+    assert_eq!(f.ops, vec![Op::SqlDrop, Op::SqlTruncate]);
+    assert!(f.tables.is_empty() && f.paths.is_empty() && f.commands.is_empty());
+    let f = forbidden("never drop tables");
+    assert_eq!(f.ops, vec![Op::SqlDrop, Op::SqlTruncate]);
+    let f = forbidden("do not push to main");
+    assert_eq!(
+        (f.ops.clone(), f.branches.clone(), f.force_only),
+        (vec![Op::Push], vec!["main".to_string()], false)
+    );
+    let f = forbidden("never force-push");
+    assert_eq!((f.ops.clone(), f.force_only), (vec![Op::Push], true));
+    let f = forbidden("do not edit config/prod.yaml.");
+    assert_eq!(f.paths, vec!["config/prod.yaml".to_string()]);
+    let f = forbidden("never remove files from /etc");
+    assert_eq!(f.paths, vec!["/etc".to_string()]);
+    assert!(f.ops.contains(&Op::Delete));
+    let f = forbidden("hands off shop/migrations/");
+    assert!(f.ops.contains(&Op::Write) && f.ops.contains(&Op::Delete));
+    let f = forbidden("always be polite");
+    assert!(f.is_empty());
+    let f = forbidden("do not push to the release/2.0 branch");
+    assert_eq!(f.branches, vec!["release/2.0".to_string()]);
+    assert!(f.paths.is_empty());
+    let f = forbidden("never run ./deploy.sh");
+    assert_eq!(f.commands, vec!["./deploy.sh".to_string()]);
+    refuse("never run ./deploy.sh", "bash -c './deploy.sh --prod'");
+    let f = forbidden("don't use config/prod.yaml in tests");
+    assert!(f.commands.is_empty());
+    assert_eq!(f.paths, vec!["config/prod.yaml".to_string()]);
+    let f = forbidden("never rename `.env`");
+    assert_eq!(f.paths, vec![".env".to_string()]);
+    assert_eq!(f.ops, vec![Op::Move]);
+}
+
+#[test]
+fn commands_run_elsewhere_and_editors() {
+    let p = "never run DROP TABLE on the orders database";
+    refuse(
+        p,
+        "docker exec -it db psql -U app -c 'DROP TABLE orders_old'",
+    );
+    refuse(
+        p,
+        "docker compose exec -T db sh -c 'psql -c \"DROP TABLE orders_old\"'",
+    );
+    refuse(
+        p,
+        "kubectl exec -it pod-1 -- psql -c 'DROP TABLE orders_old'",
+    );
+    admit(p, "docker exec db psql -c 'SELECT 1'");
+    admit(p, "docker ps");
+    let e = "never remove files from /etc";
+    refuse(e, "ssh prod 'rm -rf /etc/nginx'");
+    admit(e, "ssh prod uptime");
+    assert_eq!(parse("docker ps").unknown, vec!["docker ps".to_string()]);
+    let c = "do not edit config/prod.yaml";
+    refuse(c, "vim config/prod.yaml");
+    refuse(c, "nano +10 config/prod.yaml");
+    admit(c, "vim config/dev.yaml");
+}
+
+#[test]
+fn placeholders_and_name_patterns() {
+    refuse(DELETE, "find shop/migrations -exec mv {} /tmp/{} \\;");
+    admit(DELETE, "find shop/other -exec mv {} /tmp/{} \\;");
+    admit(TOUCH, "find shop/migrations -exec cp {} /tmp/backup/{} \\;");
+    refuse(TOUCH, "ls | xargs -I{} cp {} shop/migrations/{}");
+    let p = "never delete *.sql files";
+    refuse(p, "rm db/dump.sql");
+    admit(p, "rm db/dump.py");
+    assert_eq!(
+        parse("if true; then rm x; fi").known,
+        vec!["true".to_string(), "rm x".to_string()]
+    );
+}
+
+#[test]
+fn a_named_directory_is_a_path() {
+    let p = "don't delete the logs directory";
+    assert_eq!(forbidden(p).paths, vec!["logs".to_string()]);
+    refuse(p, "rm -rf logs");
+    refuse(p, "rm logs/app.log");
+    admit(p, "rm -rf tmp");
+    admit(p, "DROP TABLE logs");
+}
+
+#[test]
+fn path_and_sql_prohibitions_do_not_cross() {
+    admit(TOUCH, "DROP TABLE orders");
+    admit("never drop tables", "rm -rf shop");
+    refuse("never delete anything", "DROP TABLE orders");
+    refuse("never delete anything", "rm x");
+    refuse("never remove files from /etc", "sudo rm /etc/passwd");
+    refuse("never remove files from /etc", "cd /etc && rm hosts");
+    admit("never remove files from /etc", "rm etc/hosts");
+}
+
+#[test]
+fn words_around_tables_that_qualify_them_are_not_table_names() {
+    let f = forbidden("Never run DROP TABLE on the orders database; archive old tables instead.");
+    assert!(f.tables.is_empty(), "{:?}", f.tables);
+    assert!(violation(&f, &parse("DROP TABLE orders_old")).is_some());
+    let f = forbidden("never drop the users table");
+    assert_eq!(f.tables, vec!["users".to_string()]);
+    assert!(violation(&f, &parse("DROP TABLE orders_old")).is_none());
+    assert!(violation(&f, &parse("DROP TABLE users")).is_some());
+}
+
+#[test]
+fn outside_findings_of_2026_12_01() {
+    let migrations = "do not touch anything under shop/migrations/";
+    for line in [
+        "rm${IFS}-rf${IFS}shop/migrations",
+        "$(echo rm) -rf shop/migrations",
+        "`which rm` -rf shop/migrations",
+        "RM=rm; $RM -rf shop/migrations",
+        "busybox rm -rf shop/migrations",
+    ] {
+        refuse(migrations, line);
+    }
+    admit(migrations, "$PAGER notes.txt");
+    let file = "never delete shop/migrations/0029_tmp_backfill.py";
+    for line in [
+        "echo > shop/migrations/0029_tmp_backfill.py",
+        "mv /tmp/x.py shop/migrations/0029_tmp_backfill.py",
+        "truncate -s 0 shop/migrations/0029_tmp_backfill.py",
+    ] {
+        refuse(file, line);
+    }
+    admit(file, "echo > shop/migrations/0030_other.py");
+    refuse("never delete *.sql files", "rm -rf db");
+    admit("never delete *.sql files", "rm notes.txt");
+    refuse(
+        "don't delete the migrations folder",
+        "rm -rf shop/migrations",
+    );
+    admit("don't delete the migrations folder", "rm -rf shop/models");
+    refuse(
+        "do not delete rows from orders",
+        "psql -c 'DELETE FROM orders'",
+    );
+    admit(
+        "do not delete rows from orders",
+        "psql -c 'DELETE FROM customers'",
+    );
+}
+
+#[test]
+fn a_sql_line_cannot_carry_a_shell_command_past_the_gate() {
+    let t = "do not touch anything under shop/migrations/";
+    for line in [
+        "DELETE FROM tmp WHERE 1=0 || rm -rf shop/migrations",
+        "ALTER TABLE x ADD c int && rm -rf shop/migrations",
+        "DELETE FROM tmp\nrm -rf shop/migrations",
+        "UPDATE t SET a=1; rm -rf shop/migrations/",
+        "coproc rm -rf shop/migrations",
+    ] {
+        refuse(t, line);
+    }
+    refuse(
+        "do not push to main",
+        "DELETE FROM tmp; git push -f origin main",
+    );
+    admit(t, "UPDATE t SET a=1; ls shop/migrations/");
+    refuse("never drop tables", "DROP TABLE x && ls");
+}
+
+#[test]
+fn traps_aliases_and_functions_are_read_for_what_they_run() {
+    let t = "do not touch anything under shop/migrations/";
+    refuse(t, "trap 'rm -rf shop/migrations' EXIT");
+    refuse(t, "alias x='rm -rf shop/migrations'");
+    refuse(t, "function f { rm -rf shop/migrations; }; f");
+    admit(t, "trap 'ls shop/migrations' EXIT");
+}
