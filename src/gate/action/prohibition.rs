@@ -277,7 +277,7 @@ pub fn forbidden(prohibition: &str) -> Forbidden {
         }
     };
     const FILE_LOSS: &[Op] = &[Op::Delete, Op::Discard, Op::Move];
-    const FILE_ALL: &[Op] = &[Op::Write, Op::Delete, Op::Move, Op::Discard];
+    const FILE_ALL: &[Op] = &[Op::Write, Op::Add, Op::Delete, Op::Move, Op::Discard];
     for c in &classes {
         match c {
             Class::DeleteLike => {
@@ -482,7 +482,10 @@ pub fn violation(forbidden: &Forbidden, parsed: &Parsed) -> Option<String> {
     }
     // A command the table does not know that names a path under a path never to be deleted
     // or written (`gzip f`, `curl -o f`, `tar -cf f`) may write or remove it: fail closed.
-    let writes_paths = f.ops.iter().any(|o| matches!(o, Op::Delete | Op::Write));
+    let writes_paths = f
+        .ops
+        .iter()
+        .any(|o| matches!(o, Op::Delete | Op::Write | Op::Add));
     if np && writes_paths {
         for u in &parsed.unknown {
             let named = u.split_whitespace().find_map(|tok| {

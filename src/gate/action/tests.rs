@@ -11,6 +11,14 @@ fn refused(prohibition: &str, line: &str) -> Option<String> {
     violation(&forbidden(prohibition), &parse(line))
 }
 
+/// The gate's whole decision on `line` as an irreversible action under `prohibition`: its
+/// effects, what it cannot read, and the words of the commands it does not know
+/// (`gate::pins::prohibits`).
+fn judged(prohibition: &str, line: &str) -> Option<String> {
+    let share = crate::gate::Policy::default().prohibition_match;
+    crate::gate::pins::prohibits(prohibition, line, true, share)
+}
+
 #[track_caller]
 fn refuse(prohibition: &str, line: &str) {
     assert!(
@@ -340,7 +348,10 @@ fn sql_read_as_the_line_says() {
         Some(Target::Table(Some("orders_old".into())))
     );
     assert!(parse("psql orders").unknown.len() == 1);
-    assert!(parse("UPDATE orders SET x = 1").unknown.len() == 1);
+    // A statement that stores values is read, with no effect in the table (its literals are
+    // data); one that creates is not in the table.
+    let update = parse("UPDATE orders SET x = 1");
+    assert!(update.unknown.is_empty() && update.effects.is_empty());
     assert_eq!(
         parse("CREATE TABLE x (id int)").unknown,
         vec!["CREATE TABLE x (id int)".to_string()]
@@ -970,4 +981,121 @@ fn traps_aliases_and_functions_are_read_for_what_they_run() {
     refuse(t, "alias x='rm -rf shop/migrations'");
     refuse(t, "function f { rm -rf shop/migrations; }; f");
     admit(t, "trap 'ls shop/migrations' EXIT");
+}
+
+#[test]
+fn creating_and_adding_are_no_deletion_but_are_writing() {
+    // Issue 37: under "never delete", a command that creates a file or adds to one destroys
+    // nothing; one that replaces what a file holds deletes it.
+    let keep = "never delete anything under /srv/prod";
+    for line in [
+        "mkdir -p /srv/prod/releases/2024-06-01",
+        "touch /srv/prod/.maintenance",
+        "echo 'window 02:00' >> /srv/prod/NOTES",
+        "echo done &>> /srv/prod/build.log",
+        "date | tee -a /srv/prod/NOTES",
+        "cp -n /tmp/app.conf /srv/prod/app.conf",
+        "mv --no-clobber /tmp/app.conf /srv/prod/app.conf",
+        "ln -s /srv/prod/releases/7 /srv/prod/current-new",
+        "chmod -R g+r /srv/prod",
+    ] {
+        admit(keep, line);
+    }
+    // The near misses: each replaces what a file under /srv/prod holds.
+    for line in [
+        "echo 'window 02:00' > /srv/prod/NOTES",
+        "date | tee /srv/prod/NOTES",
+        "cp /tmp/app.conf /srv/prod/app.conf",
+        "mv /tmp/app.conf /srv/prod/app.conf",
+        "ln -sf /srv/prod/releases/7 /srv/prod/current",
+        "truncate -s0 /srv/prod/NOTES",
+    ] {
+        refuse(keep, line);
+    }
+    // A prohibition on writing forbids adding too.
+    let hands_off = "do not touch anything under shop/migrations/";
+    refuse(hands_off, "touch shop/migrations/0030_new.py");
+    refuse(hands_off, "echo x >> shop/migrations/0029.py");
+    refuse(hands_off, "chmod 600 shop/migrations/0029.py");
+}
+
+#[test]
+fn a_git_subcommand_asked_for_its_manual_does_nothing() {
+    admit("never push to main", "git push --help");
+    admit("never push to main", "git push origin main --help");
+    // The near misses: a path named --help, and a push.
+    refuse("never push to main", "git push origin main");
+    refuse(
+        "never delete anything under /srv/prod",
+        "cd /srv/prod && git rm -r -- --help .",
+    );
+}
+
+#[test]
+fn a_value_a_statement_stores_states_nothing() {
+    let p = "do not drop the users table";
+    for line in [
+        "psql -c \"INSERT INTO users (name) VALUES ('drop table')\"",
+        "psql -c \"COMMENT ON TABLE users IS 'do not drop'\"",
+        "psql -c \"UPDATE users SET note = 'it''s fine to drop table x' WHERE id = 3\"",
+    ] {
+        assert_eq!(judged(p, line), None, "{line}");
+    }
+    // The near miss: the statement itself drops.
+    let drops = "psql -c \"INSERT INTO log VALUES ('x'); DROP TABLE users\"";
+    assert!(judged(p, drops).is_some());
+}
+
+#[test]
+fn sql_built_at_run_time_is_opaque() {
+    let p = "do not drop the users table";
+    for line in [
+        "psql -c \"DO \\$\\$ BEGIN EXECUTE 'DROP TABLE ' || 'users'; END \\$\\$\"",
+        "echo \"SELECT 'DROP TABLE ' || 'users' \\gexec\" | psql",
+        "psql -c \"PREPARE q AS SELECT 1; EXECUTE q\"",
+    ] {
+        assert!(!parse(line).opaque.is_empty(), "{line}");
+        assert!(judged(p, line).is_some(), "{line}");
+    }
+    // The near miss: plain SQL that reads, with the words in a literal.
+    let reads = "psql -c \"SELECT 'execute order 66' FROM users LIMIT 1\"";
+    assert_eq!(judged(p, reads), None);
+}
+
+#[test]
+fn archivers_compressors_and_downloaders_are_judged_by_what_they_write() {
+    let keep = "never delete anything under /srv/prod";
+    for line in [
+        "tar -czf /backup/prod.tgz -C /srv/prod .",
+        "tar cf /tmp/prod.tar /srv/prod",
+        "tar -tzf /srv/prod/releases.tgz",
+        "gzip -c /srv/prod/db.sqlite > /backup/db.sqlite.gz",
+        "gzip -k /srv/prod/dump.sql",
+        "zstd /srv/prod/dump.sql -o /backup/dump.zst",
+        "openssl sha256 /srv/prod/app.conf",
+        "openssl enc -aes-256-cbc -in /srv/prod/app.conf -out /tmp/app.conf.enc -k pw",
+        "curl -T /srv/prod/backup.tar https://upload.example.com/",
+        "curl -sSLo /tmp/x.tgz https://example.com/x.tgz",
+    ] {
+        admit(keep, line);
+    }
+    // The near misses: each replaces, removes or overwrites something under /srv/prod.
+    for line in [
+        "gzip /srv/prod/dump.sql",
+        "gunzip -r /srv/prod/logs",
+        "zstd --rm /srv/prod/dump.sql",
+        "tar -cf /tmp/prod.tar --remove-files /srv/prod/old",
+        "tar -cf /srv/prod/db.sqlite /tmp/x",
+        "tar -xzf /tmp/release.tgz -C /srv/prod",
+        "cd /srv/prod && tar xf /tmp/release.tar",
+        "openssl enc -in /tmp/x -out /srv/prod/app.conf",
+        "curl -o /srv/prod/app.conf https://example.com/app.conf",
+        "curl -sSLo /srv/prod/app.conf https://example.com/app.conf",
+        "cd /srv/prod && curl -O https://example.com/app.conf",
+        "curl --output=/srv/prod/app.conf https://example.com/",
+    ] {
+        refuse(keep, line);
+    }
+    // An option the reading does not know leaves the command unknown, failing closed.
+    assert!(!parse("tar --frobnicate /srv/prod").unknown.is_empty());
 }

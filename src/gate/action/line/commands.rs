@@ -93,7 +93,7 @@ pub(in crate::gate::action) fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
         );
         return;
     }
-    landing(cx, out, cwd, d, &srcs, false, recursive, true);
+    landing(cx, out, cwd, d, &srcs, false, recursive, true, Op::Write);
     if delete {
         if let Some(t) = resolve(cwd, d) {
             out.put(Op::Delete, under(&t), cx.text);
@@ -144,9 +144,9 @@ pub(in crate::gate::action) fn modes(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
     for w in ops.into_iter().skip(skip) {
         if let Some(t) = resolve(cwd, w) {
             if recursive {
-                out.put(Op::Write, under(&t), cx.text);
+                out.put(Op::Add, under(&t), cx.text);
             }
-            out.put(Op::Write, t, cx.text);
+            out.put(Op::Add, t, cx.text);
         }
     }
 }
@@ -616,6 +616,14 @@ pub(in crate::gate::action) fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut 
     }
     let Some(sub) = args.get(k) else { return true };
     let rest = args.get(k + 1..).unwrap_or_default();
+    // `git SUB --help` shows the manual and does nothing else (before a `--`, past which it
+    // would be a path).
+    let help = (rest.iter())
+        .take_while(|w| w.text != "--")
+        .any(|w| !w.dynamic && w.text == "--help");
+    if help {
+        return true;
+    }
     // An alias the line itself defined (`git config alias.p push`) runs what it stands for.
     if let Some(body) = out
         .git_aliases
@@ -672,7 +680,7 @@ pub(in crate::gate::action) fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut 
                     cx.eff(out, Op::Move, &here, w);
                 }
                 if let Some(d) = dest {
-                    landing(cx, out, &here, d, &srcs, false, false, false);
+                    landing(cx, out, &here, d, &srcs, false, false, false, Op::Write);
                 }
             }
         }
@@ -985,6 +993,12 @@ pub(in crate::gate::action) fn sql_client(
     let mut understood = true;
     for q in &sql {
         let r = read_sql(q, false);
+        if r.runtime {
+            out.opaque(
+                cx.text,
+                "it runs SQL built at run time (a DO block, EXECUTE or \\gexec)",
+            );
+        }
         for (op, t, _) in r.effects {
             out.put(op, Target::Table(t), cx.text);
         }

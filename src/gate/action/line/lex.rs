@@ -62,6 +62,8 @@ impl Word {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::gate::action) enum RedirKind {
     Write,
+    /// `>>`: adds to the file, destroying nothing it holds.
+    Append,
     Read,
     Dup,
     DupOrWrite,
@@ -168,12 +170,15 @@ impl Lexer<'_> {
                     }
                     Some('>') => {
                         self.i += 2;
-                        if self.at(0) == Some('>') {
+                        let kind = if self.at(0) == Some('>') {
                             self.i += 1;
-                        }
+                            RedirKind::Append
+                        } else {
+                            RedirKind::Write
+                        };
                         let target = self.target()?;
                         out.push(Tok::Redir {
-                            kind: RedirKind::Write,
+                            kind,
                             target,
                             start,
                         });
@@ -266,7 +271,11 @@ impl Lexer<'_> {
                 self.i += 1;
                 RedirKind::Read
             }
-            (Some('>'), Some('>' | '|')) => {
+            (Some('>'), Some('>')) => {
+                self.i += 2;
+                RedirKind::Append
+            }
+            (Some('>'), Some('|')) => {
                 self.i += 2;
                 RedirKind::Write
             }

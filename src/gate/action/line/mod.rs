@@ -7,7 +7,7 @@
 //! (what a sentence forbids, and whether a parsed line does it) is `super::prohibition`. Each
 //! part of the reading has its room: `lex` (words and operators), `walk` (simple commands, their
 //! prefixes, bodies read again, the working directory), `options`, `paths`, `commands` (the
-//! command table), `sql`, `opaque` (what the line cannot show: decoded escapes, here-documents,
+//! command table), `tools` (compressors, tar, openssl, curl), `sql`, `opaque` (what the line cannot show: decoded escapes, here-documents,
 //! inline interpreter code) and `words` (word lists and messages).
 //!
 //! # The shell subset
@@ -75,6 +75,7 @@ mod opaque;
 mod options;
 mod paths;
 mod sql;
+mod tools;
 mod walk;
 mod words;
 
@@ -83,6 +84,7 @@ pub(in crate::gate::action) use lex::*;
 pub(in crate::gate::action) use options::*;
 pub(in crate::gate::action) use paths::*;
 pub(in crate::gate::action) use sql::*;
+pub(in crate::gate::action) use tools::*;
 pub(in crate::gate::action) use walk::*;
 pub(in crate::gate::action) use words::*;
 
@@ -109,6 +111,10 @@ pub enum Op {
     /// Creates, overwrites or modifies a file (`>`, `touch`, `mkdir`, `tee`, `cp`/`mv`/`ln`
     /// onto it, `truncate`, `sed -i`, `chmod`, `dd of=`).
     Write,
+    /// Creates a file or directory, adds to one, or changes its times, mode or owner, without
+    /// destroying what it holds (`touch`, `mkdir`, `>>`, `tee -a`, `cp -n`, `ln` without `-f`,
+    /// `chmod`, `chown`): a prohibition on writing forbids it, one on deleting does not.
+    Add,
     /// Moves a file away (the sources of `mv` and `git mv`, which are also deleted).
     Move,
     /// Pushes to a branch of a remote (`git push`).
@@ -132,6 +138,7 @@ impl Op {
         match self {
             Op::Delete => "deletes",
             Op::Write => "writes",
+            Op::Add => "adds to",
             Op::Move => "moves",
             Op::Push => "pushes to",
             Op::Discard => "discards",

@@ -175,6 +175,8 @@ pub(in crate::gate::action) fn split_dest<'w>(
 /// The writes of a copy, move or link to `dest`: the destination itself, and where each source
 /// lands in it (with everything below, for a recursive copy). `whole`: `-T`, the destination
 /// is the target itself; `contents`: a source ending in `/` copies its contents (rsync).
+/// `op`: [`Op::Write`], or [`Op::Add`] for a copy that never replaces a file (`cp -n`, `mv -n`,
+/// `ln` without `-f`).
 #[allow(clippy::too_many_arguments)]
 pub(in crate::gate::action) fn landing(
     cx: &Cx,
@@ -185,12 +187,13 @@ pub(in crate::gate::action) fn landing(
     whole: bool,
     recursive: bool,
     contents: bool,
+    op: Op,
 ) {
     let Some(d) = resolve(cwd, dest) else { return };
-    out.put(Op::Write, d.clone(), cx.text);
+    out.put(op, d.clone(), cx.text);
     if whole {
         if recursive {
-            out.put(Op::Write, under(&d), cx.text);
+            out.put(op, under(&d), cx.text);
         }
         return;
     }
@@ -202,9 +205,9 @@ pub(in crate::gate::action) fn landing(
         };
         if let Some(t) = t {
             if recursive {
-                out.put(Op::Write, under(&t), cx.text);
+                out.put(op, under(&t), cx.text);
             }
-            out.put(Op::Write, t, cx.text);
+            out.put(op, t, cx.text);
         }
     }
 }

@@ -15,7 +15,13 @@ pub(in crate::gate::action) struct SqlRead {
     pub(in crate::gate::action) unknown: Vec<String>,
     /// The first statement reads as SQL.
     pub(in crate::gate::action) sql: bool,
+    /// A statement runs SQL built at run time: a `DO` block, `EXECUTE` (PL/pgSQL's dynamic
+    /// SQL, or a prepared statement), `EXEC` and `sp_executesql`, psql's `\gexec`.
+    pub(in crate::gate::action) runtime: bool,
 }
+
+/// The words that run SQL built at run time (`SqlRead::runtime`).
+const RUNS_BUILT_SQL: &[&str] = &["execute", "exec", "sp_executesql", "\\gexec"];
 
 pub(in crate::gate::action) enum Stmt {
     Effects(Vec<(Op, Option<String>)>),
@@ -37,6 +43,10 @@ pub(in crate::gate::action) fn read_sql(text: &str, top: bool) -> SqlRead {
         let toks = sql_tokens(&st);
         let lower: Vec<String> = toks.iter().map(|t| t.to_ascii_lowercase()).collect();
         let pos = |w: &str| lower.iter().position(|t| t == w);
+        r.runtime |= lower.first().is_some_and(|t| t == "do")
+            || lower
+                .iter()
+                .any(|t| RUNS_BUILT_SQL.contains(&t.trim_end_matches(';')));
         if let (Some(r0), Some(to)) = (pos("rename"), pos("to")) {
             let old = match (pos("table"), lower.first().map(String::as_str)) {
                 (Some(t), Some("alter")) => lower.get(t + 1),
@@ -51,6 +61,7 @@ pub(in crate::gate::action) fn read_sql(text: &str, top: bool) -> SqlRead {
                 renamed.push((new.trim_end_matches(';').to_string(), old));
             }
         }
+        let stores = (lower.first()).is_some_and(|t| STORES_VALUES.contains(&t.as_str()));
         match statement(&toks) {
             Stmt::Effects(v) => {
                 for (o, t) in v {
@@ -68,12 +79,15 @@ pub(in crate::gate::action) fn read_sql(text: &str, top: bool) -> SqlRead {
                 }
             }
             Stmt::Quiet => {}
+            Stmt::Other if stores => {}
             Stmt::Other => r.unknown.push(st.clone()),
             Stmt::NotSql => {
                 if k == 0 && top {
                     return r;
                 }
-                r.unknown.push(st.clone());
+                if !stores {
+                    r.unknown.push(st.clone());
+                }
             }
         }
         r.sql = true;
@@ -413,3 +427,9 @@ pub(in crate::gate::action) fn statement(toks: &[String]) -> Stmt {
         _ => Stmt::NotSql,
     }
 }
+
+/// Statements that store values and change no table's shape or rows' existence: the table of
+/// operations holds nothing they do, and their string literals are data, never run
+/// (`INSERT INTO users (name) VALUES ('drop table')`, `COMMENT ON TABLE users IS 'do not
+/// drop'`). They are read, not unknown, so their words are not matched against a prohibition's.
+const STORES_VALUES: &[&str] = &["insert", "update", "comment", "upsert", "replace"];

@@ -232,7 +232,7 @@ pub(in crate::gate::action) fn simple(
     let text = text.trim().to_string();
     let mut stdin = stdin.clone();
     let mut words: Vec<Word> = Vec::new();
-    let mut writes: Vec<&Word> = Vec::new();
+    let mut writes: Vec<(Op, &Word)> = Vec::new();
     for t in toks {
         match t {
             Tok::Word(w) => {
@@ -242,7 +242,8 @@ pub(in crate::gate::action) fn simple(
             Tok::Redir { kind, target, .. } => {
                 run_subs(target, cwd, depth, out);
                 match kind {
-                    RedirKind::Write => writes.push(target),
+                    RedirKind::Write => writes.push((Op::Write, target)),
+                    RedirKind::Append => writes.push((Op::Add, target)),
                     RedirKind::HereString => stdin = Stdin::Text(target.text.clone()),
                     _ => {}
                 }
@@ -250,9 +251,9 @@ pub(in crate::gate::action) fn simple(
             Tok::Sep(_) => {}
         }
     }
-    for w in writes {
+    for (op, w) in writes {
         if let Some(t) = resolve(cwd, w) {
-            out.put(Op::Write, t, &text);
+            out.put(op, t, &text);
         }
     }
     let mut i = 0;
@@ -531,7 +532,7 @@ pub(in crate::gate::action) fn run(
                 cx.eff(out, Op::Move, here, w);
             }
             if let Some(d) = dest {
-                landing(cx, out, here, d, &srcs, whole, false, false);
+                landing(cx, out, here, d, &srcs, whole, false, false, kept(&s));
             }
             true
         }
@@ -558,7 +559,7 @@ pub(in crate::gate::action) fn run(
             let whole = s.has("T") || s.has("no-target-directory");
             let (srcs, dest) = split_dest(s.words(args), s.value(&["t", "target-directory"]));
             if let Some(d) = dest {
-                landing(cx, out, here, d, &srcs, whole, recursive, false);
+                landing(cx, out, here, d, &srcs, whole, recursive, false, kept(&s));
             }
             true
         }
@@ -571,11 +572,11 @@ pub(in crate::gate::action) fn run(
             let ops = s.words(args);
             let whole = s.has("T") || s.has("no-target-directory");
             if let Some(d) = s.value(&["t", "target-directory"]) {
-                landing(cx, out, here, d, &ops, false, false, false);
+                landing(cx, out, here, d, &ops, false, false, false, linked(&s));
             } else if let [only] = ops.as_slice() {
                 let dot = Word::synthetic(".", false, false);
                 if let Some(t) = resolve(here, &dot).and_then(|d| into(&d, only)) {
-                    out.put(Op::Write, t, cx.text);
+                    out.put(linked(&s), t, cx.text);
                 }
             } else {
                 let (srcs, dest) = split_dest(ops, None);
@@ -588,20 +589,35 @@ pub(in crate::gate::action) fn run(
                             out.links.push((link, to));
                         }
                     }
-                    landing(cx, out, here, d, &srcs, whole, false, false);
+                    landing(cx, out, here, d, &srcs, whole, false, false, linked(&s));
                 }
             }
             true
         }
-        "touch" | "mkdir" | "truncate" | "tee" => {
+        "touch" | "mkdir" => {
             let s = match name {
                 "touch" => options(args, "drt", &["date", "reference", "time"], false),
-                "mkdir" => options(args, "m", &["mode", "context"], false),
+                _ => options(args, "m", &["mode", "context"], false),
+            };
+            // Creating a file or directory, or setting its times, destroys nothing it holds.
+            for w in s.words(args) {
+                cx.eff(out, Op::Add, here, w);
+            }
+            true
+        }
+        "truncate" | "tee" => {
+            let s = match name {
                 "truncate" => options(args, "sr", &["size", "reference"], false),
                 _ => options(args, "", &[], false),
             };
+            // `tee -a` adds to its files; `tee` and `truncate` replace what they hold.
+            let op = if name == "tee" && (s.has("a") || s.has("append")) {
+                Op::Add
+            } else {
+                Op::Write
+            };
             for w in s.words(args) {
-                cx.eff(out, Op::Write, here, w);
+                cx.eff(out, op, here, w);
             }
             true
         }
@@ -609,6 +625,12 @@ pub(in crate::gate::action) fn run(
             modes(args, here, cx, out);
             true
         }
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "lzma" | "zstd" | "unzstd" => {
+            compressor(name, args, here, cx, out)
+        }
+        "tar" | "gtar" | "bsdtar" => tar(args, here, cx, out),
+        "openssl" => openssl(args, here, cx, out),
+        "curl" => curl(args, here, cx, out),
         "dd" => {
             for a in args {
                 if a.text.starts_with("of=") {
@@ -926,4 +948,23 @@ pub(in crate::gate::action) fn done(known: bool, cx: &Cx, out: &mut Acc) -> Opti
         }
     }
     None
+}
+
+/// How a copy or move lands on its destination: [`Op::Add`] when it never replaces a file
+/// there (`-n`, `--no-clobber`), else [`Op::Write`].
+fn kept(s: &Split) -> Op {
+    if s.has("n") || s.has("no-clobber") {
+        Op::Add
+    } else {
+        Op::Write
+    }
+}
+
+/// How `ln` lands on its link: [`Op::Add`] unless `-f` (`--force`) replaces what is there.
+fn linked(s: &Split) -> Op {
+    if s.has("f") || s.has("force") {
+        Op::Write
+    } else {
+        Op::Add
+    }
 }

@@ -1,0 +1,303 @@
+//! Tools that read their operands unless told to replace or write one: compressors, `tar`,
+//! `openssl` and `curl`. Each writes, deletes or adds to only what its options say; an option
+//! the reading does not know makes the command unknown, so it fails closed as before.
+
+use super::*;
+
+/// `gzip`, `bzip2`, `xz`, `lzma`, `zstd`: a compressor replaces each file operand with its
+/// compressed (or decompressed) form, deleting the original, unless it writes to standard
+/// output (`-c`), keeps the original (`-k`; zstd keeps it unless `--rm`) or only tests or lists
+/// (`-t`, `-l`). `-r` reaches everything under a directory; zstd's `-o FILE` writes FILE.
+pub(in crate::gate::action) fn compressor(
+    name: &str,
+    args: &[Word],
+    cwd: &Cwd,
+    cx: &Cx,
+    out: &mut Acc,
+) -> bool {
+    let s = options(args, "bSoT", &["suffix", "output", "threads"], false);
+    let known_short = "cdfhklnNqrtvV123456789ozTeSbM";
+    let known_long = [
+        "stdout",
+        "to-stdout",
+        "decompress",
+        "uncompress",
+        "force",
+        "keep",
+        "list",
+        "test",
+        "quiet",
+        "verbose",
+        "recursive",
+        "suffix",
+        "best",
+        "fast",
+        "rm",
+        "output",
+        "threads",
+        "no-name",
+        "name",
+        "rsyncable",
+        "extreme",
+    ];
+    if (s.opts.iter()).any(|o| {
+        let n = o.name.as_str();
+        if n.len() == 1 {
+            !known_short.contains(n)
+        } else {
+            !known_long.contains(&n)
+        }
+    }) {
+        return false;
+    }
+    if let Some(o) = s.value(&["o", "output"]) {
+        cx.eff(out, Op::Write, cwd, o);
+    }
+    let reads_only = [
+        "c",
+        "stdout",
+        "to-stdout",
+        "t",
+        "test",
+        "l",
+        "list",
+        "o",
+        "output",
+    ]
+    .iter()
+    .any(|n| s.has(n));
+    let keeps = s.has("k") || s.has("keep") || (name == "zstd" && !s.has("rm"));
+    if reads_only || keeps {
+        return true;
+    }
+    let recursive = s.has("r") || s.has("recursive");
+    for w in s.words(args) {
+        cx.eff(out, Op::Delete, cwd, w);
+        if recursive {
+            if let Some(t) = resolve(cwd, w) {
+                out.put(Op::Delete, under(&t), cx.text);
+            }
+        }
+    }
+    true
+}
+
+/// `tar`: `-c` writes its archive (`-f FILE`) and reads its sources; `-r`, `-u` and `-A` add to
+/// the archive; `--delete` rewrites it; `-x` writes everything under its directory (`-C DIR`,
+/// or the working directory); `-t` and `-d` read. `--remove-files` deletes the sources. The
+/// first word may bundle its letters without a dash (`tar czf out.tgz dir`).
+pub(in crate::gate::action) fn tar(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
+    // A first word of bundled letters is a dash-bundle.
+    let mut words: Vec<Word> = args.to_vec();
+    if let Some(first) = words.first_mut() {
+        let t = first.text.clone();
+        if !first.dynamic && !t.starts_with('-') && t.chars().all(|c| c.is_ascii_alphabetic()) {
+            first.text = format!("-{t}");
+        }
+    }
+    let with_value = "fCTXbIKLNVg";
+    let long_value = [
+        "file",
+        "directory",
+        "files-from",
+        "exclude-from",
+        "exclude",
+        "blocking-factor",
+        "use-compress-program",
+        "starting-file",
+        "newer",
+        "label",
+        "listed-incremental",
+        "transform",
+        "xform",
+        "owner",
+        "group",
+        "mode",
+        "mtime",
+        "format",
+        "strip-components",
+    ];
+    let s = options(&words, with_value, &long_value, false);
+    let flags = "cxtrudAfCvzjJaZpPkhSwWOmGMTXbIKLNVg";
+    let long_flags = [
+        "create",
+        "extract",
+        "get",
+        "list",
+        "append",
+        "update",
+        "catenate",
+        "concatenate",
+        "delete",
+        "diff",
+        "compare",
+        "verbose",
+        "gzip",
+        "bzip2",
+        "xz",
+        "zstd",
+        "lzma",
+        "auto-compress",
+        "preserve-permissions",
+        "same-permissions",
+        "keep-old-files",
+        "skip-old-files",
+        "keep-newer-files",
+        "dereference",
+        "remove-files",
+        "no-recursion",
+        "numeric-owner",
+        "absolute-names",
+        "one-file-system",
+        "totals",
+        "to-stdout",
+        "wildcards",
+        "anchored",
+        "exclude-vcs",
+        "overwrite",
+    ];
+    if (s.opts.iter()).any(|o| {
+        let n = o.name.as_str();
+        if n.len() == 1 {
+            !flags.contains(n)
+        } else {
+            !long_flags.contains(&n) && !long_value.contains(&n)
+        }
+    }) {
+        return false;
+    }
+    let mode = |names: &[&str]| names.iter().any(|n| s.has(n));
+    let archive = s.value(&["f", "file"]).filter(|w| w.text != "-");
+    let dir = match s.value(&["C", "directory"]) {
+        Some(d) => cd_to(cwd, Some(d)),
+        None => cwd.clone(),
+    };
+    if mode(&["c", "create"]) {
+        if let Some(a) = archive {
+            cx.eff(out, Op::Write, cwd, a);
+        }
+    } else if mode(&["r", "u", "A", "append", "update", "catenate", "concatenate"]) {
+        if let Some(a) = archive {
+            cx.eff(out, Op::Add, cwd, a);
+        }
+    } else if mode(&["delete"]) {
+        if let Some(a) = archive {
+            cx.eff(out, Op::Write, cwd, a);
+        }
+    } else if mode(&["x", "get", "extract"]) {
+        if !mode(&["O", "to-stdout"]) {
+            let here = Word::synthetic(".", false, false);
+            match resolve(&dir, &here) {
+                Some(t) => out.put(Op::Write, under(&t), cx.text),
+                None => out.put(Op::Write, Target::Anything, cx.text),
+            }
+        }
+    } else if !mode(&["t", "list", "d", "diff", "compare"]) {
+        return false;
+    }
+    if mode(&["remove-files"]) {
+        for w in s.words(&words) {
+            cx.eff(out, Op::Delete, &dir, w);
+            if let Some(t) = resolve(&dir, w) {
+                out.put(Op::Delete, under(&t), cx.text);
+            }
+        }
+    }
+    true
+}
+
+/// `openssl`: every subcommand reads its input; `-out FILE` and `-keyout FILE` write FILE.
+pub(in crate::gate::action) fn openssl(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        k += 1;
+        if matches!(w.text.as_str(), "-out" | "-keyout") {
+            match args.get(k) {
+                Some(v) => cx.eff(out, Op::Write, cwd, v),
+                None => return false,
+            }
+            k += 1;
+        }
+    }
+    true
+}
+
+/// `curl`: it reads what it uploads (`-T`, `-d @FILE`) and writes only where an option says:
+/// `-o FILE`, `--output`, the cookie jar, dumped headers, a trace, `--stderr`, the HSTS,
+/// alt-svc and ETag caches, `--libcurl`; `-O`, `-J` and `--remote-name-all` write a file named
+/// by the URL under `--output-dir` (or the working directory).
+pub(in crate::gate::action) fn curl(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
+    const WRITES: &[&str] = &[
+        "-o",
+        "--output",
+        "-c",
+        "--cookie-jar",
+        "-D",
+        "--dump-header",
+        "--trace",
+        "--trace-ascii",
+        "--stderr",
+        "--etag-save",
+        "--hsts",
+        "--alt-svc",
+        "--libcurl",
+    ];
+    let mut named_by_url = false;
+    let mut dir: Option<&Word> = None;
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        k += 1;
+        let t = w.text.as_str();
+        if w.dynamic {
+            continue;
+        }
+        if let Some((opt, v)) = t.split_once('=').filter(|(o, _)| o.starts_with("--")) {
+            if WRITES.contains(&opt) {
+                let v = Word::synthetic(v, false, false);
+                cx.eff(out, Op::Write, cwd, &v);
+            }
+            continue;
+        }
+        if WRITES.contains(&t) {
+            match args.get(k) {
+                Some(v) => cx.eff(out, Op::Write, cwd, v),
+                None => return false,
+            }
+            k += 1;
+        } else if t == "--output-dir" {
+            dir = args.get(k);
+            k += 1;
+        } else if matches!(t, "-O" | "--remote-name" | "--remote-name-all" | "-J") {
+            named_by_url = true;
+        } else if t.starts_with('-') && !t.starts_with("--") && t.len() > 2 {
+            // Bundled short flags: `-sSLO`, or `-o` with its value attached.
+            let letters = &t[1..];
+            if let Some(at) = letters.find(['o', 'c', 'D']) {
+                let rest = &letters[at + 1..];
+                let v = if rest.is_empty() {
+                    k += 1;
+                    args.get(k - 1).cloned()
+                } else {
+                    Some(Word::synthetic(rest, false, false))
+                };
+                match v {
+                    Some(v) => cx.eff(out, Op::Write, cwd, &v),
+                    None => return false,
+                }
+            }
+            named_by_url |= letters.contains(['O', 'J']);
+        }
+    }
+    if named_by_url {
+        let at = match dir {
+            Some(d) => cd_to(cwd, Some(d)),
+            None => cwd.clone(),
+        };
+        let here = Word::synthetic(".", false, false);
+        match resolve(&at, &here) {
+            Some(t) => out.put(Op::Write, under(&t), cx.text),
+            None => out.put(Op::Write, Target::Anything, cx.text),
+        }
+    }
+    true
+}
