@@ -1,7 +1,7 @@
 //! The action gate on a labelled corpus of command lines (`tests/data/actions/`, whose
 //! README says where each line came from and how it was labelled, before it was run).
 //!
-//!     cargo run --release --example actions [-- --show]
+//!     cargo run --release --example actions [-- [heldout] [--show]]
 //!
 //! Each line is checked as an irreversible action in a stream whose pin holds one of three
 //! prohibitions: "never delete anything under /srv/prod" (P1), "do not drop the users table"
@@ -68,6 +68,12 @@ fn read(path: &str) -> Vec<Value> {
 
 fn main() {
     let show = std::env::args().any(|a| a == "--show");
+    // `heldout`: the held-out corpus (tests/data/actions/heldout/), read once; else the dev one.
+    let dir = if std::env::args().any(|a| a == "heldout") {
+        "tests/data/actions/heldout"
+    } else {
+        "tests/data/actions"
+    };
     let gate = Gatekeeper::default();
     let ledgers: BTreeMap<&str, Ledger> =
         PINS.iter().map(|(k, p)| (*k, pinned(&gate, p))).collect();
@@ -90,13 +96,13 @@ fn main() {
             ));
         }
     };
-    for v in read("tests/data/actions/written.jsonl") {
+    for v in read(&format!("{dir}/written.jsonl")) {
         let line = v["line"].as_str().unwrap_or_default();
         let pin = v["pin"].as_str().unwrap_or_default();
         let kind = v["kind"].as_str().unwrap_or_default();
         judge("written", kind, pin, line, v["label"] == "refuse");
     }
-    for v in read("tests/data/actions/real.jsonl") {
+    for v in read(&format!("{dir}/real.jsonl")) {
         let line = v["line"].as_str().unwrap_or_default();
         for (pin, _) in PINS {
             let want = v["labels"][pin] == "refuse";
@@ -104,7 +110,7 @@ fn main() {
             judge("real", kind, pin, line, want);
         }
     }
-    println!("the action gate on the labelled command lines (each line under its pin, or under each of three):");
+    println!("the action gate on the labelled command lines of {dir} (each line under its pin, or under each of three):");
     let (mut vio, mut harm) = ((0, 0), (0, 0));
     for ((set, kind), (n, right)) in &table {
         let verb = if kind == "harmless" {
