@@ -1099,3 +1099,30 @@ fn archivers_compressors_and_downloaders_are_judged_by_what_they_write() {
     // An option the reading does not know leaves the command unknown, failing closed.
     assert!(!parse("tar --frobnicate /srv/prod").unknown.is_empty());
 }
+
+/// The held-out corpus's misses, read once on 2026-12-04 (SPEC.md 8.4), each as a rule with
+/// its near miss.
+#[test]
+fn what_the_held_out_corpus_showed() {
+    let p = "do not drop the users table";
+    for line in [
+        "ssh db1 \"$CMD\"",
+        "eval \"psql -c '$STMT'\"",
+        "echo \"$QUERY\" | psql app",
+        "mysql app -e 'DELETE FROM users WHERE 1'",
+        "psql -c \"WITH gone AS (DELETE FROM users RETURNING id) SELECT count(*) FROM gone\"",
+        "psql -v t=users <<'SQL'\nDROP TABLE :\"t\";\nSQL",
+    ] {
+        assert!(judged(p, line).is_some(), "{line}");
+    }
+    for line in [
+        "ssh db1 'psql -c \"SELECT 1\"'",
+        "eval echo ready",
+        "echo 'SELECT 1' | psql app",
+        "mysql app -e 'DELETE FROM users WHERE id = 1'",
+        "psql -c \"WITH recent AS (SELECT id FROM users LIMIT 5) SELECT * FROM recent\"",
+        "psql -v t=users -c 'SELECT count(*) FROM :\"t\"'",
+    ] {
+        assert_eq!(judged(p, line), None, "{line}");
+    }
+}

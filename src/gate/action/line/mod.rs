@@ -227,7 +227,9 @@ pub fn parse(line: &str) -> Parsed {
         links: Vec::new(),
     };
     parse_in(line, Some(String::new()), 0, &mut acc);
-    if acc.p.unparseable && prose(line) {
+    // A line read as prose keeps nothing of its reading, unless the reading found what it
+    // cannot show (an opaque command fails closed, prose or not).
+    if acc.p.unparseable && acc.p.opaque.is_empty() && prose(line) {
         acc.p = Parsed {
             unknown: vec![line.trim().to_string()],
             risky: acc.p.risky,

@@ -65,6 +65,8 @@ pub(in crate::gate::action) fn read_sql(text: &str, top: bool) -> SqlRead {
         match statement(&toks) {
             Stmt::Effects(v) => {
                 for (o, t) in v {
+                    // A table named by a psql variable (`:t`, `:"t"`) is decided at run time.
+                    let t = t.filter(|t| !t.starts_with(':'));
                     let was = t.as_ref().and_then(|t| {
                         let t = t.to_ascii_lowercase();
                         renamed
@@ -235,6 +237,20 @@ pub(in crate::gate::action) fn names_at(toks: &[String], mut i: usize) -> (Vec<S
 pub(in crate::gate::action) fn statement(toks: &[String]) -> Stmt {
     let kw = |i: usize| toks.get(i).map_or("", String::as_str);
     match kw(0) {
+        // A common table expression does what its first data-changing statement does
+        // (`WITH gone AS (DELETE FROM users RETURNING id) SELECT count(*) FROM gone`).
+        "with" => {
+            let changes = |t: &String| {
+                matches!(
+                    t.to_ascii_lowercase().as_str(),
+                    "delete" | "update" | "insert" | "drop" | "truncate" | "alter"
+                )
+            };
+            match toks.iter().skip(1).position(changes) {
+                Some(k) => statement(&toks[k + 1..]),
+                None => Stmt::Other,
+            }
+        }
         "drop" => {
             let mut i = 1;
             if matches!(kw(i), "temporary" | "temp") {
@@ -317,8 +333,11 @@ pub(in crate::gate::action) fn statement(toks: &[String]) -> Stmt {
                     .collect(),
                 None => Vec::new(),
             };
-            let all =
-                cond.is_empty() || matches!(cond.as_slice(), ["1=1"] | ["1", "=", "1"] | ["true"]);
+            let all = cond.is_empty()
+                || matches!(
+                    cond.as_slice(),
+                    ["1=1"] | ["1", "=", "1"] | ["true"] | ["1"]
+                );
             match name {
                 Some(n) if is_sql_name(n) => {
                     let mut v = vec![(Op::SqlDelete, Some(n.clone()))];

@@ -729,6 +729,14 @@ pub(in crate::gate::action) fn run(
             // A command run elsewhere (a container, a pod, a host): parsed with an unknown
             // working directory (its relative paths are Anything), and listed as unknown too.
             let inner = elsewhere(name, args);
+            // What runs on another host, or in a container, is built at run time when a word
+            // of it is an expansion (`ssh web1 "$CMD"`): opaque, as `bash -c "$CMD"` is.
+            if name == "ssh" && args.iter().any(|w| w.dynamic) {
+                out.opaque(
+                    cx.text,
+                    "it runs on another host a command built at run time",
+                );
+            }
             if inner.is_empty() {
                 false
             } else {
@@ -845,6 +853,11 @@ pub(in crate::gate::action) fn run(
             }
         }
         "eval" => {
+            // Code built at run time and run by `eval` is opaque (issue 37, row 1): a word
+            // with an expansion is only known when it runs.
+            if args.iter().any(|w| w.dynamic) {
+                out.opaque(cx.text, "it evaluates code built at run time");
+            }
             let body: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
             out.p.known.push(cx.text.to_string());
             parse_in(&body.join(" "), here.clone(), cx.depth + 1, out);
@@ -875,6 +888,11 @@ pub(in crate::gate::action) fn run(
         }
         "echo" | "printf" => {
             out.p.known.push(cx.text.to_string());
+            // What it prints holds a value decided at run time: whatever reads it reads an
+            // unknown text (`echo "$QUERY" | psql` runs SQL built at run time).
+            if args.iter().any(|w| w.dynamic) {
+                return None;
+            }
             let said: Vec<&str> = args
                 .iter()
                 .filter(|a| !(name == "echo" && matches!(a.text.as_str(), "-n" | "-e" | "-E")))
