@@ -1126,3 +1126,27 @@ fn what_the_held_out_corpus_showed() {
         assert_eq!(judged(p, line), None, "{line}");
     }
 }
+
+#[test]
+fn a_container_reaches_the_host_through_its_mounts() {
+    let keep = "never delete anything under /srv/prod";
+    for line in [
+        "docker run --rm -v /srv/prod:/data alpine rm -rf /data/cache",
+        "docker run --rm -v /:/host alpine rm -rf /host/srv/prod",
+        "podman run --rm --mount type=bind,source=/srv/prod,target=/w alpine sh -c 'rm -rf /w/x'",
+        "docker run --rm -v /srv/prod:/data \"$IMAGE\"",
+        "docker run --rm -v /srv/prod:/data backup-image",
+        // A host path decided at run time fails closed.
+        "docker run --rm -v \"$SRC\":/out alpine ls /out",
+    ] {
+        assert!(judged(keep, line).is_some(), "{line}");
+    }
+    // The near misses: the mount is elsewhere, or the command only reads.
+    for line in [
+        "docker run --rm -v /srv/staging:/data alpine rm -rf /data/cache",
+        "docker run --rm -v /srv/prod:/data:ro alpine ls /data",
+        "docker run --rm alpine rm -rf /tmp/x",
+    ] {
+        assert_eq!(judged(keep, line), None, "{line}");
+    }
+}

@@ -301,3 +301,157 @@ pub(in crate::gate::action) fn curl(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut
     }
     true
 }
+
+/// What `docker run` or `podman run` (also `container run`) runs, read from its words after
+/// `run`: the host directories it mounts, as (the path in the container, the host path), both
+/// normalised; and the command it runs, `None` when the image's own command runs. `Err` when
+/// an option the reading does not know stands before the image (its value could be taken for
+/// the image), so the caller fails closed.
+#[allow(clippy::type_complexity)]
+pub(in crate::gate::action) fn container_run(
+    args: &[Word],
+    cwd: &Cwd,
+) -> Result<(Vec<(String, String)>, Option<Vec<Word>>), ()> {
+    const VALUE: &[&str] = &[
+        "-v",
+        "--volume",
+        "--mount",
+        "-e",
+        "--env",
+        "--env-file",
+        "-w",
+        "--workdir",
+        "--name",
+        "-p",
+        "--publish",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-u",
+        "--user",
+        "-h",
+        "--hostname",
+        "-l",
+        "--label",
+        "--platform",
+        "--pull",
+        "--restart",
+        "-m",
+        "--memory",
+        "--cpus",
+        "--add-host",
+        "--device",
+        "--dns",
+        "--cap-add",
+        "--cap-drop",
+        "--log-driver",
+        "--log-opt",
+        "--security-opt",
+        "--ulimit",
+        "--tmpfs",
+        "--gpus",
+        "--shm-size",
+        "--stop-signal",
+        "--ipc",
+        "--pid",
+        "--uts",
+        "--runtime",
+        "--cidfile",
+        "--volumes-from",
+        "--expose",
+        "--group-add",
+        "--userns",
+        "--cgroupns",
+        "--memory-swap",
+    ];
+    const FLAGS: &[&str] = &[
+        "--rm",
+        "-d",
+        "--detach",
+        "-i",
+        "--interactive",
+        "-t",
+        "--tty",
+        "-it",
+        "-ti",
+        "--init",
+        "--privileged",
+        "--read-only",
+        "-P",
+        "--publish-all",
+        "-q",
+        "--quiet",
+        "--no-healthcheck",
+    ];
+    let mut mounts = Vec::new();
+    let mut entrypoint: Option<Word> = None;
+    let bind = |spec: &str, mounts: &mut Vec<(String, String)>| {
+        let host = |p: &str| resolve(cwd, &Word::synthetic(p, false, false));
+        if let Some((src, rest)) = spec.split_once(':') {
+            let dst = rest.split(':').next().unwrap_or(rest);
+            if src.starts_with('/') || src.starts_with('.') {
+                if let Some(Target::Path(h)) = host(src) {
+                    mounts.push((normalise("/", dst), h));
+                }
+            }
+        } else if spec.contains("type=bind") || spec.contains("source=") || spec.contains("src=") {
+            let field = |names: &[&str]| {
+                spec.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once('=')?;
+                    names.contains(&k).then_some(v)
+                })
+            };
+            if let (Some(src), Some(dst)) = (
+                field(&["source", "src"]),
+                field(&["target", "destination", "dst"]),
+            ) {
+                if let Some(Target::Path(h)) = host(src) {
+                    mounts.push((normalise("/", dst), h));
+                }
+            }
+        }
+    };
+    let mut k = 0;
+    while let Some(w) = args.get(k) {
+        let t = w.text.as_str();
+        if !t.starts_with('-') {
+            break;
+        }
+        k += 1;
+        let (opt, inline) = match t.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v.to_string())),
+            _ => (t, None),
+        };
+        if FLAGS.contains(&opt) {
+            continue;
+        }
+        if !VALUE.contains(&opt) {
+            return Err(());
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => {
+                let v = args.get(k).ok_or(())?;
+                k += 1;
+                if v.dynamic && matches!(opt, "-v" | "--volume" | "--mount") {
+                    return Err(());
+                }
+                v.text.clone()
+            }
+        };
+        match opt {
+            "-v" | "--volume" | "--mount" => bind(&value, &mut mounts),
+            "--entrypoint" => entrypoint = Some(Word::synthetic(&value, false, false)),
+            _ => {}
+        }
+    }
+    // The image, then the command.
+    let rest = args.get(k + 1..).unwrap_or_default();
+    let mut command: Vec<Word> = entrypoint.into_iter().collect();
+    command.extend(rest.iter().cloned());
+    let image_dynamic = args.get(k).is_some_and(|w| w.dynamic);
+    if image_dynamic {
+        return Err(());
+    }
+    Ok((mounts, (!command.is_empty()).then_some(command)))
+}

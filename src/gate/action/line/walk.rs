@@ -725,6 +725,44 @@ pub(in crate::gate::action) fn run(
                 None => false,
             }
         }
+        "docker" | "podman"
+            if matches!(args.first().map(|w| w.text.as_str()), Some("run"))
+                || args
+                    .iter()
+                    .take(2)
+                    .map(|w| w.text.as_str())
+                    .eq(["container", "run"]) =>
+        {
+            // A container run with host directories mounted: what it runs inside reaches the
+            // host through each mount, as through a link the line makes.
+            let skip = if args[0].text == "run" { 1 } else { 2 };
+            match container_run(&args[skip..], here) {
+                Err(()) => {
+                    out.opaque(
+                        cx.text,
+                        "it runs a container whose image or mounts the line does not tell plainly",
+                    );
+                    false
+                }
+                Ok((mounts, inner)) => {
+                    let mounted = !mounts.is_empty();
+                    out.links.extend(mounts);
+                    match inner {
+                        Some(inner) => {
+                            out.p.unknown.push(cx.text.to_string());
+                            let mut nowhere: Cwd = None;
+                            command(&inner, &mut nowhere, cx.stdin, cx.text, cx.depth + 1, out);
+                            return None;
+                        }
+                        None if mounted => {
+                            out.opaque(cx.text, "it runs its image's own command, which the line does not show, with a host directory mounted");
+                            false
+                        }
+                        None => false,
+                    }
+                }
+            }
+        }
         "docker" | "podman" | "docker-compose" | "kubectl" | "ssh" => {
             // A command run elsewhere (a container, a pod, a host): parsed with an unknown
             // working directory (its relative paths are Anything), and listed as unknown too.
