@@ -9,7 +9,7 @@ use std::process::Command;
 #[test]
 fn the_python_mcp_sdk_client_drives_cairn_over_stdio_and_http() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
-    let python = std::env::var("CAIRN_MCP_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = crate::util::mcp_python();
     let out = Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(&dir)

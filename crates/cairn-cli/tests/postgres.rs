@@ -561,13 +561,14 @@ fn tls_with_the_servers_ca_works_and_a_wrong_ca_is_refused() {
 fn two_servers_write_one_ledger() {
     let url = pg_database("two_servers");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pg/test_two_servers.py");
-    let out = Command::new("python3")
+    // The Python with the MCP SDK's packages, never the system's (issue 37, row 21).
+    let out = Command::new(crate::util::mcp_python())
         .args(["-m", "pytest", "-q", "-s", "-p", "no:cacheprovider"])
         .arg(&script)
         .env("CAIRN_BIN", env!("CARGO_BIN_EXE_cairn"))
         .env("CAIRN_PG_URL", &url)
         .output()
-        .expect("python3 runs (the test needs the packages of tests/mcp/requirements.txt)");
+        .expect("the MCP tests' Python runs ($CAIRN_MCP_PYTHON, with the packages of tests/mcp/requirements.txt)");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -160,3 +160,10 @@ pub fn fingerprint(t: &Tmp) -> (String, String) {
 /// are private, so the tests declare the few they need, by name and type (SPEC.md section 4).
 pub const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
 pub const MERKLE: redb::TableDefinition<(u8, u64), [u8; 32]> = redb::TableDefinition::new("merkle");
+
+/// The Python that runs the tests driven through the official MCP SDK's client: the one
+/// `$CAIRN_MCP_PYTHON` names (CI and the README's test command install the packages of
+/// `tests/mcp/requirements.txt` into the virtual environment `target/mcp-venv`), else `python3`.
+pub fn mcp_python() -> String {
+    std::env::var("CAIRN_MCP_PYTHON").unwrap_or_else(|_| "python3".into())
+}
