@@ -56,11 +56,15 @@ impl Endpoint {
         style: Style,
         timeout: Duration,
     ) -> Endpoint {
-        let agent = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
+            .http_status_as_error(false);
+        // A proxy named by the environment (HTTP_PROXY, ALL_PROXY; NO_PROXY honoured) cannot
+        // reach this machine's own loopback, where a local model server listens.
+        if on_loopback(url) {
+            config = config.proxy(None);
+        }
+        let agent = config.build().into();
         let kind = match style {
             Style::Chat => "chat",
             Style::MiniCheck => "minicheck",
@@ -169,6 +173,21 @@ impl Judge for Endpoint {
     }
 }
 
+/// Whether `url` names this machine's loopback: `localhost`, `127.0.0.0/8` or `[::1]`.
+fn on_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The chat prompt of version [`CHAT_PROMPT`]: its system message, and the user message with
 /// the passages and the claim. Shared by the endpoint judge and MCP sampling.
 ///
@@ -233,6 +252,32 @@ pub fn chat_answer(judge: &str, content: &str, witnesses: &[&str]) -> Result<Ans
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CI's environment named a proxy, and the judge's calls to a model server on loopback
+    /// went to it and failed: loopback is reached directly, anything else as the environment
+    /// says.
+    #[test]
+    fn a_model_server_on_loopback_is_reached_without_a_proxy() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434/v1",
+            "http://LOCALHOST/v1",
+            "http://[::1]:8000/v1",
+            "http://127.1.2.3/v1",
+            "http://user@127.0.0.1:9/v1",
+        ] {
+            assert!(on_loopback(url), "{url}");
+        }
+        for url in [
+            "https://api.example.com/v1",
+            "http://10.0.0.5:8080/v1",
+            "http://localhost.example.com/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://[::2]/v1",
+        ] {
+            assert!(!on_loopback(url), "{url}");
+        }
+    }
 
     /// Issue 37, row 23: a witness reaches the judge as one JSON string; it cannot close its
     /// passage or write a claim line of its own.
