@@ -84,13 +84,7 @@ pub(in crate::gate::action) fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
         }
     }
     let Some(d) = dest else { return };
-    if is_remote(&d.text) {
-        // What a remote destination holds, and what `--delete` removes there, the line cannot
-        // tell, as for `ssh host CMD`: opaque (the host may be this machine).
-        out.opaque(
-            cx.text,
-            "it writes to a remote destination, which the line cannot see",
-        );
+    if remote_destination(d, cx, out) {
         return;
     }
     landing(cx, out, cwd, d, &srcs, false, recursive, true, Op::Write);
@@ -99,6 +93,20 @@ pub(in crate::gate::action) fn rsync(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
             out.put(Op::Delete, under(&t), cx.text);
         }
     }
+}
+
+/// Whether a copy's destination is remote, which makes the copy opaque: what a remote
+/// destination holds, and what `--delete` removes there, the line cannot tell, as for
+/// `ssh host CMD` (the host may be this machine).
+pub(in crate::gate::action) fn remote_destination(d: &Word, cx: &Cx, out: &mut Acc) -> bool {
+    let remote = is_remote(&d.text);
+    if remote {
+        out.opaque(
+            cx.text,
+            "it writes to a remote destination, which the line cannot see",
+        );
+    }
+    remote
 }
 
 /// `host:path`, `user@host:path`, `rsync://...`.
@@ -795,7 +803,23 @@ pub(in crate::gate::action) fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
     }
     for r in refspecs {
         let mut f = force || delete;
-        let name = if r.dynamic {
+        // A source decided at run time pushes to the destination the refspec names
+        // (`"$(git rev-parse HEAD)":refs/heads/ci/x`).
+        let named_dst =
+            r.dynamic
+                .then(|| r.text.rsplit_once(':'))
+                .flatten()
+                .filter(|(src, dst)| {
+                    !src.is_empty()
+                        && !dst.is_empty()
+                        && dst
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+                });
+        let name = if let Some((_, dst)) = named_dst {
+            let dst = dst.strip_prefix("refs/heads/").unwrap_or(dst);
+            (!matches!(dst, "HEAD" | "@")).then(|| dst.to_string())
+        } else if r.dynamic {
             None
         } else {
             let mut t = r.text.as_str();
@@ -813,7 +837,9 @@ pub(in crate::gate::action) fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
                 None => t,
             };
             let dst = dst.strip_prefix("refs/heads/").unwrap_or(dst);
-            (!matches!(dst, "" | "HEAD" | "@")).then(|| dst.to_string())
+            // A wildcard refspec (`refs/heads/*:refs/heads/*`) pushes every branch it matches.
+            (!matches!(dst, "" | "HEAD" | "@") && !dst.contains(['*', '?', '[']))
+                .then(|| dst.to_string())
         };
         out.put(Op::Push, Target::Branch { name, force: f }, cx.text);
     }
@@ -823,6 +849,7 @@ pub(in crate::gate::action) fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
 pub(in crate::gate::action) fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut Acc) -> bool {
     let mut k = 0;
     let mut has_c = false;
+    let mut has_s = false;
     while let Some(w) = args.get(k) {
         let t = w.text.as_str();
         if t == "--" || t == "-" {
@@ -839,6 +866,8 @@ pub(in crate::gate::action) fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
         if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 && !w.dynamic {
             let flags = t.get(1..).unwrap_or("");
             has_c |= flags.contains('c');
+            // `-s`: the code comes from standard input; the operands are its arguments.
+            has_s |= flags.contains('s');
             if flags.contains(['o', 'O']) {
                 k += 1;
             }
@@ -853,8 +882,20 @@ pub(in crate::gate::action) fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
         }
         return true;
     }
-    if args.get(k).is_some() {
-        return false;
+    if let Some(script) = args.get(k).filter(|_| !has_s) {
+        // `bash /dev/stdin` reads its standard input, as `bash -s` does.
+        if !matches!(script.text.as_str(), "/dev/stdin" | "/dev/fd/0") {
+            // A script named at run time (`bash "$SCRIPT"`, `bash <(curl ...)`) is code the
+            // line does not show; a script file it names is a project's script, as `make` is.
+            if script_built(script) {
+                out.opaque(
+                    cx.text,
+                    "a shell runs a script named at run time, which the line does not show",
+                );
+                return true;
+            }
+            return false;
+        }
     }
     match cx.stdin {
         Stdin::Text(t) => {
@@ -864,12 +905,22 @@ pub(in crate::gate::action) fn shell(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mu
         Stdin::Unknown => {
             out.opaque(
                 cx.text,
-                "a shell runs the code it reads from a pipe, built at run time",
+                "a shell runs the code it reads from standard input (a pipe or a file), which the line does not show",
             );
             true
         }
         Stdin::Tty => false,
     }
+}
+
+/// Whether a script operand is named at run time: an expansion, a command or process
+/// substitution (`<(curl ...)`), or a file descriptor of one.
+pub(in crate::gate::action) fn script_built(script: &Word) -> bool {
+    script.dynamic
+        || !script.subs.is_empty()
+        || script.text.starts_with("<(")
+        || script.text.starts_with("/dev/fd/")
+        || script.text.starts_with("/proc/self/fd/")
 }
 
 /// psql, mysql, mariadb, sqlite3: the SQL on their line or their echoed standard input.
@@ -913,6 +964,13 @@ pub(in crate::gate::action) fn sql_client(
                     }
                     ("o" | "output" | "L" | "log-file", Some(v)) => {
                         cx.eff(out, Op::Write, cwd, v);
+                    }
+                    // SQL from a file (`-f -` is standard input, read below).
+                    ("f" | "file", Some(v)) if v.text != "-" => {
+                        out.opaque(
+                            cx.text,
+                            "it runs SQL from a file, which the line does not show",
+                        );
                     }
                     _ => {}
                 }
@@ -983,7 +1041,7 @@ pub(in crate::gate::action) fn sql_client(
             Stdin::Unknown => {
                 out.opaque(
                     cx.text,
-                    "it runs SQL it reads from a pipe, which the line does not show",
+                    "it runs SQL it reads from standard input (a pipe or a file), which the line does not show",
                 );
                 return true;
             }

@@ -74,8 +74,10 @@ mod lex;
 mod opaque;
 mod options;
 mod paths;
+mod services;
 mod sql;
 mod tools;
+mod vars;
 mod walk;
 mod words;
 
@@ -225,6 +227,8 @@ pub fn parse(line: &str) -> Parsed {
         seen: HashSet::new(),
         git_aliases: Vec::new(),
         links: Vec::new(),
+        handed: None,
+        vars: Default::default(),
     };
     parse_in(line, Some(String::new()), 0, &mut acc);
     // A line read as prose keeps nothing of its reading, unless the reading found what it

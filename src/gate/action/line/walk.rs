@@ -23,6 +23,11 @@ pub(in crate::gate::action) struct Acc {
     pub(in crate::gate::action) git_aliases: Vec<(String, String)>,
     /// Symbolic links the line makes: (the link, normalised; what it points to, normalised).
     pub(in crate::gate::action) links: Vec<(String, String)>,
+    /// Shell variables the line sets to plain values ([`vars`]).
+    pub(in crate::gate::action) vars: vars::Vars,
+    /// The standard input of the next line [`parse_in`] reads, when a command hands its own
+    /// on (`ssh HOST CMD` runs CMD on what ssh reads).
+    pub(in crate::gate::action) handed: Option<Stdin>,
 }
 
 impl Acc {
@@ -141,8 +146,9 @@ pub(in crate::gate::action) fn parse_in(line: &str, cwd: Cwd, depth: usize, out:
     }
     let chars: Vec<char> = line.chars().collect();
     let from = out.p.unknown.len();
+    let stdin = out.handed.take().unwrap_or(Stdin::Tty);
     match (Lexer { s: &chars, i: 0 }).tokens() {
-        Ok(toks) => walk(&chars, &toks, cwd, depth, out),
+        Ok(toks) => walk(&chars, &toks, cwd, stdin, depth, out),
         Err(Bad) => out.p.unparseable = true,
     }
     // A simple command of the shell line that is a SQL statement (`DROP TABLE x && ls`).
@@ -169,13 +175,14 @@ pub(in crate::gate::action) fn walk(
     src: &[char],
     toks: &[Tok],
     cwd: Cwd,
+    first: Stdin,
     depth: usize,
     out: &mut Acc,
 ) {
     let mut cwd = cwd;
     let mut saved: Vec<Cwd> = Vec::new();
     let mut cur: Vec<&Tok> = Vec::new();
-    let mut stdin = Stdin::Tty;
+    let mut stdin = first;
     for t in toks {
         let Tok::Sep(sep) = t else {
             cur.push(t);
@@ -233,22 +240,31 @@ pub(in crate::gate::action) fn simple(
     let mut stdin = stdin.clone();
     let mut words: Vec<Word> = Vec::new();
     let mut writes: Vec<(Op, &Word)> = Vec::new();
+    let mut targets: Vec<(RedirKind, Word)> = Vec::new();
     for t in toks {
         match t {
             Tok::Word(w) => {
                 run_subs(w, cwd, depth, out);
-                words.push(w.clone());
+                words.push(vars::resolved(w, &out.vars));
             }
             Tok::Redir { kind, target, .. } => {
                 run_subs(target, cwd, depth, out);
-                match kind {
-                    RedirKind::Write => writes.push((Op::Write, target)),
-                    RedirKind::Append => writes.push((Op::Add, target)),
-                    RedirKind::HereString => stdin = Stdin::Text(target.text.clone()),
-                    _ => {}
-                }
+                targets.push((*kind, vars::resolved(target, &out.vars)));
             }
             Tok::Sep(_) => {}
+        }
+    }
+    vars::record(&words, &mut out.vars);
+    for (kind, target) in &targets {
+        match kind {
+            RedirKind::Write => writes.push((Op::Write, target)),
+            RedirKind::Append => writes.push((Op::Add, target)),
+            RedirKind::HereString => stdin = Stdin::Text(target.text.clone()),
+            // A file on standard input (`bash < f`, `psql < "$F"`): what it holds is not on
+            // the line, so a program that runs it runs code the line does not show.
+            RedirKind::Read if target.text == "/dev/null" => stdin = Stdin::Text(String::new()),
+            RedirKind::Read => stdin = Stdin::Unknown,
+            _ => {}
         }
     }
     for (op, w) in writes {
@@ -291,10 +307,20 @@ pub(in crate::gate::action) fn command(
     }
     let mut i = 0usize;
     let mut xargs: Option<Option<String>> = None;
+    // GNU parallel: the inputs go after the command when it holds no `{}`.
+    let mut inputs_appended = false;
     let mut here: Option<Cwd> = None;
     let cx = Cx { text, depth, stdin };
     loop {
-        let w = words.get(i)?;
+        let Some(w) = words.get(i) else {
+            if inputs_appended {
+                out.opaque(
+                    text,
+                    "it runs the commands it reads from standard input, which the line does not show",
+                );
+            }
+            return None;
+        };
         if w.dynamic || w.text.contains('$') || w.text.contains('`') {
             // A command named by an expansion (`$RM`, `$(echo rm)`, `rm${IFS}-rf`) cannot be
             // known from the line: it is opaque, and unparseable.
@@ -446,18 +472,50 @@ pub(in crate::gate::action) fn command(
                 xargs = Some(replace);
                 s.first_operand(rest.len())
             }
+            // GNU parallel runs its command once per input (`::: a b`, or standard input),
+            // put in place of `{}` or after the command: an input the command gets is read as
+            // a value decided at run time, as under xargs. On other hosts (`-S`) it is opaque.
+            "parallel" => {
+                let s = options(
+                    rest,
+                    "jSaIdE",
+                    &[
+                        "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
+                    ],
+                    true,
+                );
+                if s.has("S") || s.has("sshlogin") {
+                    out.opaque(
+                        text,
+                        "it runs its commands on other hosts, which the line cannot see",
+                    );
+                }
+                xargs = Some(Some("{}".to_string()));
+                inputs_appended = true;
+                s.first_operand(rest.len())
+            }
             _ => break,
         };
         i += 1 + skip;
     }
     let w = words.get(i)?;
     let mut args: Vec<Word> = words.get(i + 1..).unwrap_or_default().to_vec();
+    if inputs_appended {
+        // Its inputs (after `:::`) are what it runs the command on, not the command's words.
+        if let Some(k) = args.iter().position(|a| a.text.starts_with(":::")) {
+            args.truncate(k);
+        }
+    }
     if let Some(replace) = xargs {
         let stdin_word = Word::synthetic("<stdin>", true, false);
         match replace.filter(|r| !r.is_empty()) {
             Some(r) => {
+                let placed = args.iter().any(|a| a.text.contains(&r));
                 for a in &mut args {
                     *a = fill(a, &r, &stdin_word);
+                }
+                if inputs_appended && !placed {
+                    args.push(stdin_word);
                 }
             }
             None => args.push(stdin_word),
@@ -475,6 +533,11 @@ pub(in crate::gate::action) fn fill(w: &Word, r: &str, stand_in: &Word) -> Word 
     match w.text.find(r) {
         None => w.clone(),
         Some(0) => stand_in.clone(),
+        // A text, not a path (`psql -c 'DROP TABLE {}'`, `sh -c 'rm -rf {}'`): read with the
+        // stand-in as a value decided at run time.
+        Some(_) if w.text.contains(char::is_whitespace) => {
+            Word::synthetic(&w.text.replace(r, "\"${STAND_IN}\""), true, false)
+        }
         Some(pos) => {
             let literal = w.text.get(..pos).unwrap_or("");
             let dir = literal
@@ -485,6 +548,30 @@ pub(in crate::gate::action) fn fill(w: &Word, r: &str, stand_in: &Word) -> Word 
     }
 }
 
+/// Commands whose arguments may name a task that drops or empties a whole database
+/// ([`services::database_task`]).
+const APP_TOOLS: &[&str] = &[
+    "rails",
+    "rake",
+    "bundle",
+    "prisma",
+    "npx",
+    "pnpm",
+    "yarn",
+    "bunx",
+    "bun",
+    "python",
+    "python3",
+    "manage.py",
+    "django-admin",
+    "uv",
+    "poetry",
+    "sequelize",
+    "sqlx",
+    "dbmate",
+    "knex",
+];
+
 /// Runs the command table on one command.
 pub(in crate::gate::action) fn run(
     name: &str,
@@ -494,6 +581,32 @@ pub(in crate::gate::action) fn run(
     cx: &Cx,
     out: &mut Acc,
 ) -> Option<String> {
+    // An application's task that drops, resets or empties its whole database
+    // (`rails db:drop`, `npx prisma migrate reset`, `python manage.py flush`).
+    if APP_TOOLS.contains(&name) {
+        let words: Vec<&str> = std::iter::once(name)
+            .chain(args.iter().map(|a| a.text.as_str()))
+            .collect();
+        if let Some(op) = services::database_task(&words) {
+            out.put(op, Target::Table(None), cx.text);
+        }
+        let mut all = vec![Word::synthetic(name, false, false)];
+        all.extend(args.iter().cloned());
+        match services::console(&all) {
+            Ok(Some(client_args)) => {
+                let known = sql_client("psql", &client_args, here, cx, out);
+                return done(known, cx, out);
+            }
+            Err(()) => {
+                out.opaque(
+                    cx.text,
+                    "it runs SQL from a file, which the line does not show",
+                );
+                return done(false, cx, out);
+            }
+            Ok(None) => {}
+        }
+    }
     let known = match name {
         "cd" | "pushd" | "chdir" => {
             let ops: Vec<&Word> = args
@@ -763,6 +876,16 @@ pub(in crate::gate::action) fn run(
                 }
             }
         }
+        "docker" | "podman" | "buildah" | "helm" if services::registry_push(name, args) => true,
+        "dropdb" | "mysqladmin" | "pg_restore" => {
+            services::database(name, args, cx, out).unwrap_or(false)
+        }
+        "gh" => services::gh(args, cx, out),
+        "jj" => services::jj(args, cx, out),
+        "scp" => {
+            services::scp(args, here, cx, out);
+            true
+        }
         "docker" | "podman" | "docker-compose" | "kubectl" | "ssh" => {
             // A command run elsewhere (a container, a pod, a host): parsed with an unknown
             // working directory (its relative paths are Anything), and listed as unknown too.
@@ -779,11 +902,13 @@ pub(in crate::gate::action) fn run(
                 false
             } else {
                 out.p.unknown.push(cx.text.to_string());
-                if named_by_expansion(cx.text) {
+                if named_by_unset(cx.text, &out.vars) {
                     out.p.unparseable = true;
                 }
                 if name == "ssh" {
                     let body: Vec<&str> = inner.iter().map(|a| a.text.as_str()).collect();
+                    // The remote command reads what ssh reads (`ssh h 'bash -s' < script`).
+                    out.handed = Some(cx.stdin.clone());
                     parse_in(&body.join(" "), None, cx.depth + 1, out);
                 } else {
                     let mut nowhere: Cwd = None;
@@ -871,6 +996,17 @@ pub(in crate::gate::action) fn run(
                 },
                 None => None,
             };
+            // A script named at run time (`python3 <(curl ...)`, `node "$F"`).
+            let script = args.iter().find(|a| !a.text.starts_with('-'));
+            if code.is_none() && script.is_some_and(script_built) {
+                out.opaque(
+                    cx.text,
+                    &format!(
+                        "it runs a {lang} script named at run time, which the line does not show"
+                    ),
+                );
+                return done(true, cx, out);
+            }
             match code {
                 Some(Some(c)) if opaque::plainly_read_only(&c) => true,
                 Some(Some(_)) => {
@@ -982,14 +1118,52 @@ pub(in crate::gate::action) fn elsewhere(name: &str, args: &[Word]) -> Vec<Word>
             .to_vec()
     };
     const EXEC_LONG: &[&str] = &["env", "user", "workdir", "env-file", "detach-keys", "index"];
+    const RUN_LONG: &[&str] = &[
+        "env",
+        "user",
+        "workdir",
+        "env-file",
+        "volume",
+        "publish",
+        "entrypoint",
+        "name",
+        "label",
+    ];
     match name {
         "ssh" => after(0, "bcDEeFIiJLlmOopQRSWw", &[]),
+        // `kubectl [-n NS] exec POD [opts] -- CMD`.
         "kubectl" => match args.iter().position(|w| w.text == "--") {
-            Some(k) if text(0) == "exec" => args.get(k + 1..).unwrap_or_default().to_vec(),
+            Some(k) if args[..k].iter().any(|w| w.text == "exec") => {
+                args.get(k + 1..).unwrap_or_default().to_vec()
+            }
             _ => Vec::new(),
         },
         _ if text(0) == "exec" => after(1, "euw", EXEC_LONG),
-        _ if text(0) == "compose" && text(1) == "exec" => after(2, "euw", EXEC_LONG),
+        // `docker compose [-f FILE] [-p NAME] exec|run [opts] SERVICE CMD`, and `docker-compose`.
+        _ if text(0) == "compose" || name == "docker-compose" => {
+            let from = usize::from(name != "docker-compose");
+            let rest = args.get(from..).unwrap_or_default();
+            let global = options(
+                rest,
+                "fp",
+                &[
+                    "file",
+                    "project-name",
+                    "env-file",
+                    "profile",
+                    "project-directory",
+                    "ansi",
+                    "progress",
+                ],
+                true,
+            );
+            let sub = from + global.first_operand(rest.len());
+            match text(sub) {
+                "exec" => after(sub + 1, "euw", EXEC_LONG),
+                "run" => after(sub + 1, "eluvwp", RUN_LONG),
+                _ => Vec::new(),
+            }
+        }
         _ => Vec::new(),
     }
 }
@@ -999,7 +1173,7 @@ pub(in crate::gate::action) fn done(known: bool, cx: &Cx, out: &mut Acc) -> Opti
         out.p.known.push(cx.text.to_string());
     } else {
         out.p.unknown.push(cx.text.to_string());
-        if named_by_expansion(cx.text) {
+        if named_by_unset(cx.text, &out.vars) {
             out.p.unparseable = true;
         }
     }

@@ -5,9 +5,18 @@ use super::*;
 /// Whether a command's first word holds an expansion (`rm${IFS}-rf`): its name cannot be known
 /// from the line.
 pub(in crate::gate::action) fn named_by_expansion(text: &str) -> bool {
+    named_by_unset(text, &vars::Vars::new())
+}
+
+/// Whether a command's text names its command (its first word after the assignments) by an
+/// expansion that is not a variable the line set plainly ([`vars`]).
+pub(in crate::gate::action) fn named_by_unset(text: &str, set: &vars::Vars) -> bool {
     text.split_whitespace()
-        .next()
-        .is_some_and(|w| w.contains('$') || w.contains('`'))
+        .find(|w| !is_assignment(w))
+        .is_some_and(|w| {
+            let bare: String = w.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+            w.contains('`') || bare.contains('$') && vars::expand(&bare, set).is_none()
+        })
 }
 
 /// Prefixes that run the next word as the command.
@@ -29,6 +38,7 @@ pub(in crate::gate::action) const PREFIXES: &[&str] = &[
     "chronic",
     "unbuffer",
     "xargs",
+    "parallel",
     "watch",
     "noglob",
     "nocorrect",
