@@ -1,7 +1,7 @@
 //! The action gate on a labelled corpus of command lines (`tests/data/actions/`, whose
 //! README says where each line came from and how it was labelled, before it was run).
 //!
-//!     cargo run --release --example actions [-- [heldout] [--show]]
+//!     cargo run --release --example actions [-- [heldout|heldout2] [--show]]
 //!
 //! Each line is checked as an irreversible action in a stream whose pin holds one of three
 //! prohibitions: "never delete anything under /srv/prod" (P1), "do not drop the users table"
@@ -68,12 +68,14 @@ fn read(path: &str) -> Vec<Value> {
 
 fn main() {
     let show = std::env::args().any(|a| a == "--show");
-    // `heldout`: the held-out corpus (tests/data/actions/heldout/), read once; else the dev one.
-    let dir = if std::env::args().any(|a| a == "heldout") {
-        "tests/data/actions/heldout"
-    } else {
-        "tests/data/actions"
+    // `heldout` or `heldout2`: a held-out corpus (tests/data/actions/heldout*/), each read once
+    // at the end of the session that wrote it; else the dev one.
+    let dir = match std::env::args().find(|a| a.starts_with("heldout")) {
+        Some(h) if h == "heldout" || h == "heldout2" => format!("tests/data/actions/{h}"),
+        Some(h) => panic!("no held-out corpus {h:?}: name heldout or heldout2"),
+        None => "tests/data/actions".to_string(),
     };
+    let dir = dir.as_str();
     let gate = Gatekeeper::default();
     let ledgers: BTreeMap<&str, Ledger> =
         PINS.iter().map(|(k, p)| (*k, pinned(&gate, p))).collect();
