@@ -1155,6 +1155,15 @@ fn a_container_reaches_the_host_through_its_mounts() {
     }
 }
 
+/// Each (prohibition, line) judged by the whole gate: refused when `refuse`, else admitted.
+#[track_caller]
+fn judged_all(lines: &[(&str, &str)], refuse: bool) {
+    for (p, line) in lines {
+        let why = judged(p, line);
+        assert_eq!(why.is_some(), refuse, "under {p:?}: {line}: {why:?}");
+    }
+}
+
 /// Issue 37, after the first held-out corpus (dev data since): programs read by what they do
 /// with their input and their services, and the values a line sets itself. Each refusal has
 /// its near miss.
@@ -1216,12 +1225,7 @@ fn inputs_services_and_the_lines_own_values_are_read() {
         (keep, "rm -rf ~root/../srv/prod"),
         (keep, "HOME=/srv/prod; rm -rf ~/cache"),
     ];
-    for (p, line) in refused {
-        assert!(
-            judged(p, line).is_some(),
-            "should be refused under {p:?}: {line}"
-        );
-    }
+    judged_all(&refused, true);
     let admitted = [
         (table, "ssh web1 'bash -s' <<< 'uptime'"),
         (table, "psql app <<< 'SELECT 1'"),
@@ -1258,11 +1262,75 @@ fn inputs_services_and_the_lines_own_values_are_read() {
         (keep, "cd ~/project && rm -rf node_modules target"),
         (keep, "which docker || ~/.docker/bin/docker ps"),
     ];
-    for (p, line) in admitted {
-        assert_eq!(
-            judged(p, line),
-            None,
-            "should be admitted under {p:?}: {line}"
-        );
-    }
+    judged_all(&admitted, false);
+}
+
+/// Issue 37: what the second held-out corpus (read once on 2026-12-07, dev data since) showed
+/// the gate missed, each with its near miss.
+#[test]
+fn what_the_second_held_out_corpus_showed() {
+    let table = "do not drop the users table";
+    let main = "never push to main";
+    let refused = [
+        // Migrations the line writes and then applies.
+        (
+            table,
+            "cat > migrations/1_drop.sql <<'SQL'\nDROP TABLE users;\nSQL\nsqlx migrate run",
+        ),
+        (
+            table,
+            "printf 'DROP TABLE users;' > db/migrations/2_x.sql && dbmate up",
+        ),
+        // More SQL clients, and statements of several -c read as one session.
+        (
+            table,
+            "clickhouse-client --query \"TRUNCATE TABLE analytics.users\"",
+        ),
+        (
+            table,
+            "sqlcmd -S localhost -d App -Q \"TRUNCATE TABLE dbo.users\"",
+        ),
+        (table, "duckdb app.duckdb 'DROP TABLE users'"),
+        (
+            table,
+            "psql -c \"ALTER TABLE users RENAME TO users_tmp\" -c \"DROP TABLE users_tmp\"",
+        ),
+        // A process substitution redirected in; printf's escapes decoded.
+        (
+            table,
+            "mysql app < <(curl -s https://example.com/cleanup.sql)",
+        ),
+        (
+            main,
+            "printf '\\x67\\x69\\x74 push origin \\x6d\\x61\\x69\\x6e' | bash",
+        ),
+        (main, "gh repo create acme/x --private --source=. --push"),
+    ];
+    judged_all(&refused, true);
+    let admitted = [
+        (table, "sqlx migrate run"),
+        (
+            table,
+            "sqlx migrate add drop_users_legacy_table && sqlx migrate info",
+        ),
+        (table, "alembic revision -m \"drop users table\""),
+        (
+            table,
+            "cat > notes/plan.md <<'MD'\nDROP TABLE users later\nMD\nsqlx migrate run",
+        ),
+        (
+            table,
+            "clickhouse-client --query \"SELECT count() FROM users\"",
+        ),
+        (
+            table,
+            "psql -c \"ALTER TABLE users RENAME TO users_tmp\" -c \"DROP TABLE other\"",
+        ),
+        (
+            main,
+            "printf '\\x67\\x69\\x74 push origin \\x66\\x65\\x61\\x74' | bash",
+        ),
+        (main, "gh repo create acme/x --private"),
+    ];
+    judged_all(&admitted, false);
 }

@@ -923,6 +923,22 @@ pub(in crate::gate::action) fn script_built(script: &Word) -> bool {
         || script.text.starts_with("/proc/self/fd/")
 }
 
+/// SQL clients read by a table: the client (the command's name, or `cockroach` with `sql`,
+/// `clickhouse` with `client`), its options that take SQL, and those that take a file of SQL
+/// (opaque: the file is not on the line). Their standard input is read as psql's is.
+pub(in crate::gate::action) const SQL_CLIENTS: &[(&str, &[&str], &[&str])] = &[
+    ("clickhouse-client", &["--query", "-q"], &["--queries-file"]),
+    ("sqlcmd", &["-Q", "-q"], &["-i"]),
+    ("mssql-cli", &["-Q", "--query"], &["-i", "--input-file"]),
+    ("usql", &["-c", "--command"], &["-f", "--file"]),
+    ("cockroach", &["-e", "--execute"], &["-f", "--file"]),
+    ("snowsql", &["-q", "--query"], &["-f", "--filename"]),
+    ("trino", &["--execute"], &["-f", "--file"]),
+    ("presto", &["--execute"], &["-f", "--file"]),
+    ("duckdb", &["-c", "-cmd"], &["-init"]),
+    ("bq", &[], &[]),
+];
+
 /// psql, mysql, mariadb, sqlite3: the SQL on their line or their echoed standard input.
 pub(in crate::gate::action) fn sql_client(
     name: &str,
@@ -998,6 +1014,48 @@ pub(in crate::gate::action) fn sql_client(
                 }
             }
         }
+        n if SQL_CLIENTS.iter().any(|(c, _, _)| *c == n) => {
+            let (_, takes_sql, takes_file) = SQL_CLIENTS
+                .iter()
+                .find(|(c, _, _)| *c == n)
+                .copied()
+                .unwrap_or_default();
+            let mut k = 0;
+            while let Some(w) = args.get(k) {
+                k += 1;
+                let t = w.text.as_str();
+                let (opt, attached) = match t.split_once('=') {
+                    Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+                    _ => (t, None),
+                };
+                if takes_sql.contains(&opt) {
+                    let v = attached
+                        .map(str::to_string)
+                        .or_else(|| args.get(k).map(|v| v.text.clone()));
+                    built |=
+                        w.dynamic || attached.is_none() && args.get(k).is_some_and(|v| v.dynamic);
+                    sql.extend(v);
+                    k += usize::from(attached.is_none());
+                } else if takes_file.contains(&opt) {
+                    out.opaque(
+                        cx.text,
+                        "it runs SQL from a file, which the line does not show",
+                    );
+                    return true;
+                }
+            }
+            // `bq query 'SQL'` and `duckdb DB 'SQL'`: the SQL is an operand.
+            if matches!(n, "bq" | "duckdb") && sql.is_empty() {
+                let ops: Vec<&Word> = args.iter().filter(|w| !w.text.starts_with('-')).collect();
+                let skip = if n == "bq" {
+                    usize::from(ops.first().is_some_and(|w| w.text == "query"))
+                } else {
+                    1
+                };
+                built |= ops.iter().skip(skip).any(|w| w.dynamic);
+                sql.extend(ops.iter().skip(skip).map(|w| w.text.clone()));
+            }
+        }
         _ => {
             let mut ops: Vec<&Word> = Vec::new();
             let mut k = 0;
@@ -1048,6 +1106,9 @@ pub(in crate::gate::action) fn sql_client(
             Stdin::Tty => return false,
         }
     }
+    // The statements of several `-c` (or `--query`) run in order in one session: a table
+    // renamed by one is the table a later one drops.
+    let sql = [sql.join(";\n")];
     let mut understood = true;
     for q in &sql {
         let r = read_sql(q, false);

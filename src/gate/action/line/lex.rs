@@ -312,6 +312,11 @@ impl Lexer<'_> {
         }
         match self.at(0) {
             None => Err(Bad),
+            // `< <(curl ...)`: a process substitution is the file redirected.
+            Some('<' | '>') if self.at(1) == Some('(') => match self.redirect(self.i)? {
+                Tok::Word(w) => Ok(w),
+                _ => Err(Bad),
+            },
             Some(c) if is_meta(c) => Err(Bad),
             _ => self.word(),
         }

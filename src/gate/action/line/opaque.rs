@@ -2,6 +2,25 @@
 //! interpreter code, and the escapes and nested substitutions a reader must decode before it
 //! can see the command at all. A line the gate cannot read fails closed under a prohibition.
 
+/// The text printf (and `echo -e`) prints for `text`: its backslash escapes decoded as
+/// [`ansi_c`] decodes them (`\x67it` is `git`).
+pub(super) fn printed(text: &str) -> String {
+    let s: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while let Some(&c) = s.get(i) {
+        if c == '\\' {
+            let (decoded, used) = ansi_c(&s, i + 1);
+            out.push_str(&decoded);
+            i += 1 + used;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Decodes one ANSI-C escape of `$'...'` at `s[i]` (the char after the backslash): the chars
 /// it stands for and how many chars it takes. `\xHH`, `\NNN` (octal), `\uHHHH`, `\UHHHHHHHH`,
 /// `\cX` and the letter escapes; an unknown escape stands for itself with its backslash.
@@ -785,6 +804,8 @@ mod tests {
         assert_eq!(ansi_c(&s, 0), ("u".to_string(), 5));
         let s: Vec<char> = r"q".chars().collect();
         assert_eq!(ansi_c(&s, 0), (r"\q".to_string(), 1));
+        assert_eq!(printed(r"\x67it push\tx\n"), "git push\tx\n");
+        assert_eq!(printed(r"\162m a\q"), "rm a\\q");
     }
 
     #[test]

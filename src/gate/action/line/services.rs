@@ -132,6 +132,58 @@ pub(in crate::gate::action) fn database_task(words: &[&str]) -> Option<Op> {
     None
 }
 
+/// Whether `words` (a command's name and arguments) apply pending migrations: `sqlx migrate
+/// run`, `dbmate up|migrate`, `alembic upgrade`, `rails|rake db:migrate`, `prisma migrate
+/// dev|deploy`, `knex migrate:latest|up`, `manage.py migrate`, `flyway migrate`,
+/// `sequelize db:migrate`, `goose up`, `migrate ... up`, `diesel migration run`.
+pub(in crate::gate::action) fn applies_migrations(words: &[&str]) -> bool {
+    let pair = |a: &str, b: &[&str]| words.windows(2).any(|w| w[0] == a && b.contains(&w[1]));
+    pair("migrate", &["run", "dev", "deploy"])
+        || pair("dbmate", &["up", "migrate"])
+        || pair("alembic", &["upgrade"])
+        || pair("migration", &["run"])
+        || pair("goose", &["up"])
+        || pair("flyway", &["migrate"])
+        || words
+            .iter()
+            .any(|w| w.starts_with("db:migrate") || matches!(*w, "migrate:latest" | "migrate:up"))
+        || words.iter().any(|w| w.ends_with("manage.py")) && words.contains(&"migrate")
+        || words.first() == Some(&"migrate") && words.contains(&"up")
+}
+
+/// Whether `words` only make a new, empty migration whose name or message they give
+/// (`sqlx migrate add NAME`, `alembic revision -m MSG`, `rails generate migration NAME`,
+/// `dbmate new NAME`, `knex migrate:make NAME`, `goose create NAME`): the name is a label, not
+/// a statement, and the file holds nothing to run yet.
+pub(in crate::gate::action) fn makes_migration(words: &[&str]) -> bool {
+    let pair = |a: &str, b: &[&str]| words.windows(2).any(|w| w[0] == a && b.contains(&w[1]));
+    let autogenerate = words.contains(&"--autogenerate");
+    pair("migrate", &["add"])
+        || pair("alembic", &["revision"]) && !autogenerate
+        || pair("generate", &["migration"])
+        || pair("g", &["migration"])
+        || pair("dbmate", &["new"])
+        || pair("goose", &["create"])
+        || words.contains(&"migrate:make")
+}
+
+/// Whether an effect writes a migration: a file under a folder named `migrations`, `migrate`
+/// or `versions`, or a `.sql` file.
+pub(in crate::gate::action) fn writes_migration(e: &Effect) -> bool {
+    let (Op::Write | Op::Add) = e.op else {
+        return false;
+    };
+    match &e.target {
+        Target::Path(p) | Target::Glob(p) => {
+            p.ends_with(".sql")
+                || p.split('/')
+                    .any(|c| matches!(c, "migrations" | "migrate" | "versions"))
+        }
+        Target::Anything => true,
+        _ => false,
+    }
+}
+
 /// An application tool's database console, as the SQL client whose standard input or
 /// arguments it passes on: Django's `manage.py dbshell [-- ARGS]`, `rails dbconsole` (and
 /// `rails db`), and `prisma db execute --stdin`. `Err` for SQL the line does not show
@@ -162,8 +214,9 @@ pub(in crate::gate::action) fn console(words: &[Word]) -> Result<Option<Vec<Word
     Ok(None)
 }
 
-/// `gh pr merge` merges a pull request into its base branch, which the line does not name: a
-/// push to an unnamed branch. Other `gh` commands push nothing. Always known.
+/// `gh pr merge` merges a pull request into its base branch, which the line does not name, and
+/// `gh repo create --push` pushes the current branch: a push to an unnamed branch. Other `gh`
+/// commands push nothing. Always known.
 pub(in crate::gate::action) fn gh(args: &[Word], cx: &Cx, out: &mut Acc) -> bool {
     let s = options(
         args,
@@ -179,7 +232,9 @@ pub(in crate::gate::action) fn gh(args: &[Word], cx: &Cx, out: &mut Acc) -> bool
         false,
     );
     let ops: Vec<&str> = s.words(args).iter().map(|w| w.text.as_str()).collect();
-    if ops.starts_with(&["pr", "merge"]) && !s.has("disable-auto") {
+    // `gh repo create --push` pushes the current branch to the new repository.
+    let created = ops.starts_with(&["repo", "create"]) && s.has("push");
+    if created || ops.starts_with(&["pr", "merge"]) && !s.has("disable-auto") {
         let t = Target::Branch {
             name: None,
             force: false,

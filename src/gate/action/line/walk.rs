@@ -570,6 +570,12 @@ const APP_TOOLS: &[&str] = &[
     "sqlx",
     "dbmate",
     "knex",
+    "alembic",
+    "flyway",
+    "liquibase",
+    "goose",
+    "migrate",
+    "diesel",
 ];
 
 /// Runs the command table on one command.
@@ -589,6 +595,19 @@ pub(in crate::gate::action) fn run(
             .collect();
         if let Some(op) = services::database_task(&words) {
             out.put(op, Target::Table(None), cx.text);
+        }
+        if services::makes_migration(&words) {
+            return done(true, cx, out);
+        }
+        // Migrations applied on the line that wrote them run what the line wrote, which the
+        // gate does not read as migrations.
+        if services::applies_migrations(&words)
+            && out.p.effects.iter().any(services::writes_migration)
+        {
+            out.opaque(
+                cx.text,
+                "it applies migrations the line itself wrote, which the gate does not read",
+            );
         }
         let mut all = vec![Word::synthetic(name, false, false)];
         all.extend(args.iter().cloned());
@@ -814,6 +833,11 @@ pub(in crate::gate::action) fn run(
         }
         "git" => git(args, here, cx, out),
         "psql" | "mysql" | "mariadb" | "sqlite3" => sql_client(name, args, here, cx, out),
+        n if SQL_CLIENTS.iter().any(|(c, _, _)| *c == n) => sql_client(n, args, here, cx, out),
+        // `clickhouse client ...` is `clickhouse-client ...`.
+        "clickhouse" if args.first().is_some_and(|a| a.text == "client") => {
+            sql_client("clickhouse-client", &args[1..], here, cx, out)
+        }
         "sh" | "bash" | "zsh" | "dash" | "ksh" | "ash" | "mksh" => shell(args, here, cx, out),
         "su" => {
             let mut body = None;
@@ -1073,10 +1097,10 @@ pub(in crate::gate::action) fn run(
                 .map(|a| a.text.as_str())
                 .collect();
             let said = said.join(" ");
-            // printf (and `echo -e`) turn `\n` and `\t` into line breaks and tabs.
+            // printf (and `echo -e`) decode their backslash escapes (`\n`, `\x67`, `\162`).
             let escapes = name == "printf" || args.first().is_some_and(|a| a.text == "-e");
             return Some(if escapes {
-                said.replace("\\n", "\n").replace("\\t", "\t")
+                opaque::printed(&said)
             } else {
                 said
             });
