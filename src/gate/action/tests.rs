@@ -1334,3 +1334,42 @@ fn what_the_second_held_out_corpus_showed() {
     ];
     judged_all(&admitted, false);
 }
+
+/// Issue 37: what the third held-out corpus (read once on 2026-12-07, dev data since) showed
+/// the gate missed, each with its near miss.
+#[test]
+fn what_the_third_held_out_corpus_showed() {
+    let table = "do not drop the users table";
+    let main = "never push to main";
+    judged_all(
+        &[
+            // A runner behind `bundle exec`, `uv run`, `npx`: the command it runs is read.
+            (table, "bundle exec rails runner 'User.delete_all'"),
+            (table, "uv run --with rich python manage.py flush"),
+            (
+                table,
+                "php artisan tinker --execute=\"Schema::drop('users');\"",
+            ),
+            (table, "php artisan migrate:fresh --seed"),
+            // Tools that push the current branch or stack.
+            (main, "git town sync"),
+            (main, "sl push"),
+            (main, "hg push -B main"),
+        ],
+        true,
+    );
+    judged_all(
+        &[
+            (table, "bundle exec rspec spec/models/user_spec.rb"),
+            (table, "php artisan migrate"),
+            (main, "git town status"),
+            (main, "sl push --to feature"),
+            (
+                main,
+                "docker buildx build --push -t ghcr.io/acme/app:main .",
+            ),
+            (main, "npx -y prettier --write ."),
+        ],
+        false,
+    );
+}

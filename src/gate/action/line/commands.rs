@@ -656,6 +656,23 @@ pub(in crate::gate::action) fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut 
         return false;
     }
     match sub.text.as_str() {
+        // git-town's commands that sync, ship or make branches push the branches they touch,
+        // which the line does not name (the main branch among them for `sync` and `ship`).
+        "town" => {
+            let verb = rest.iter().find(|w| !w.text.starts_with('-'));
+            let pushes = [
+                "sync", "ship", "hack", "append", "prepend", "propose", "kill", "delete",
+            ];
+            if verb.is_some_and(|v| pushes.contains(&v.text.as_str()))
+                && !rest.iter().any(|w| w.text == "--dry-run")
+            {
+                let t = Target::Branch {
+                    name: None,
+                    force: false,
+                };
+                out.put(Op::Push, t, cx.text);
+            }
+        }
         "config" => {
             let ops: Vec<&Word> = rest.iter().filter(|w| !w.text.starts_with('-')).collect();
             if let [key, value, ..] = ops.as_slice() {

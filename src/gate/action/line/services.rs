@@ -111,6 +111,14 @@ pub(in crate::gate::action) fn database_task(words: &[&str]) -> Option<Op> {
     {
         return Some(Op::SqlDrop);
     }
+    // Laravel's `artisan db:wipe`, `migrate:fresh` and `migrate:reset` drop every table.
+    if has("artisan")
+        && words
+            .iter()
+            .any(|w| matches!(*w, "db:wipe" | "migrate:fresh" | "migrate:reset"))
+    {
+        return Some(Op::SqlDrop);
+    }
     // `dbmate drop`, `sqlx database drop|reset`.
     if next_to("dbmate") == Some("drop") || matches!(next_to("database"), Some("drop" | "reset")) {
         return Some(Op::SqlDrop);
@@ -296,6 +304,46 @@ pub(in crate::gate::action) fn jj(args: &[Word], cx: &Cx, out: &mut Acc) -> bool
     true
 }
 
+/// `sl push` (Sapling) and `hg push` (Mercurial): to the bookmark or branch `--to`, `-B`,
+/// `--bookmark`, `-b` or `--branch` names; with none named, what they push (the current stack,
+/// every head) is a branch the line does not name. Other subcommands push nothing. Always
+/// known.
+pub(in crate::gate::action) fn sapling(args: &[Word], cx: &Cx, out: &mut Acc) -> bool {
+    let s = options(
+        args,
+        "BbrRe",
+        &[
+            "to",
+            "bookmark",
+            "branch",
+            "rev",
+            "repository",
+            "ssh",
+            "remotecmd",
+        ],
+        false,
+    );
+    let ops: Vec<&str> = s.words(args).iter().map(|w| w.text.as_str()).collect();
+    if ops.first() != Some(&"push") || s.has("dry-run") {
+        return true;
+    }
+    let force = s.has("f") || s.has("force");
+    let named: Vec<Option<String>> = (s.opts.iter())
+        .filter(|o| matches!(o.name.as_str(), "to" | "B" | "bookmark" | "b" | "branch"))
+        .map(|o| {
+            o.value
+                .as_ref()
+                .filter(|v| !v.dynamic)
+                .map(|v| v.text.clone())
+        })
+        .collect();
+    let names = if named.is_empty() { vec![None] } else { named };
+    for name in names {
+        out.put(Op::Push, Target::Branch { name, force }, cx.text);
+    }
+    true
+}
+
 /// `docker push`, `podman push`, `buildah push` and `helm push` send an image or a chart to a
 /// registry: they change no branch, file or table, whatever the tag is called.
 pub(in crate::gate::action) fn registry_push(name: &str, args: &[Word]) -> bool {
@@ -304,6 +352,9 @@ pub(in crate::gate::action) fn registry_push(name: &str, args: &[Word]) -> bool 
     match name {
         "docker" | "podman" => {
             sub == Some("push")
+                // `docker buildx build --push`, `docker build --push`: the image built goes to
+                // its registry.
+                || matches!(sub, Some("buildx" | "build")) && args.iter().any(|a| a.text == "--push")
                 || args
                     .iter()
                     .filter(|a| !a.text.starts_with('-'))

@@ -399,6 +399,9 @@ pub(in crate::gate::action) fn command(
             }
             "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" | "busybox"
             | "coproc" => 0,
+            // Runners that run the next word as a command of the project's environment:
+            // `bundle exec`, `uv|poetry|pipenv|pdm|hatch run`, `pnpm|yarn exec`, `npx`, `bunx`.
+            n if runner(n, rest).is_some() => runner(n, rest).unwrap_or(0),
             "command" => {
                 let s = options(rest, "", &[], true);
                 if s.has("v") || s.has("V") {
@@ -526,6 +529,36 @@ pub(in crate::gate::action) fn command(
     run(&name, &args, cwd, &here, &cx, out)
 }
 
+/// How many words after a runner's name come before the command it runs (`bundle exec CMD`:
+/// 1; `uv run --with x CMD`: 3; `npx -y CMD`: 1), or `None` when `name` with `rest` runs no
+/// command of its own (`npx` alone, `poetry install`).
+pub(in crate::gate::action) fn runner(name: &str, rest: &[Word]) -> Option<usize> {
+    let first = rest.first().map(|w| w.text.as_str());
+    let (skip, long): (usize, &[&str]) = match (name, first) {
+        ("bundle", Some("exec")) | ("pnpm" | "yarn", Some("exec" | "dlx")) => (1, &[]),
+        ("uv" | "poetry" | "pipenv" | "pdm" | "hatch", Some("run")) => (
+            1,
+            &[
+                "with",
+                "python",
+                "project",
+                "directory",
+                "env-file",
+                "package",
+                "group",
+                "extra",
+                "env",
+            ],
+        ),
+        ("npx" | "bunx" | "pnpx", _) => (0, &["package", "call"]),
+        _ => return None,
+    };
+    let after = rest.get(skip..).unwrap_or_default();
+    let s = options(after, "pec", long, true);
+    let k = skip + s.first_operand(after.len());
+    (k < rest.len()).then_some(k)
+}
+
 /// `w` with the placeholder `r` (xargs' `-I R`, find's `{}`) standing for `stand_in`: the
 /// stand-in itself when the word starts with it, else anything under the word's literal
 /// directory before it.
@@ -576,6 +609,8 @@ const APP_TOOLS: &[&str] = &[
     "goose",
     "migrate",
     "diesel",
+    "php",
+    "sequelize-cli",
 ];
 
 /// Runs the command table on one command.
@@ -905,6 +940,32 @@ pub(in crate::gate::action) fn run(
             services::database(name, args, cx, out).unwrap_or(false)
         }
         "gh" => services::gh(args, cx, out),
+        "sl" | "hg" => services::sapling(args, cx, out),
+        // `php artisan tinker --execute=CODE` runs inline PHP in the application.
+        "php"
+            if args.first().is_some_and(|a| a.text == "artisan")
+                && args.iter().any(|a| a.text == "tinker") =>
+        {
+            let code =
+                args.iter()
+                    .enumerate()
+                    .find_map(|(k, a)| match a.text.strip_prefix("--execute") {
+                        Some("") => args.get(k + 1).map(|v| v.text.clone()),
+                        Some(v) => v.strip_prefix('=').map(str::to_string),
+                        None => None,
+                    });
+            match code {
+                Some(c) if opaque::plainly_read_only(&c) => true,
+                Some(_) => {
+                    out.opaque(
+                        cx.text,
+                        "it runs inline PHP code, which the gate does not read",
+                    );
+                    true
+                }
+                None => false,
+            }
+        }
         "jj" => services::jj(args, cx, out),
         "scp" => {
             services::scp(args, here, cx, out);
