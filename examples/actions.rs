@@ -1,7 +1,7 @@
 //! The action gate on a labelled corpus of command lines (`tests/data/actions/`, whose
 //! README says where each line came from and how it was labelled, before it was run).
 //!
-//!     cargo run --release --example actions [-- [heldout|heldout2|heldout3] [--show]]
+//!     cargo run --release --example actions [-- [heldout|heldout2|heldout3|heldout4] [--show]]
 //!
 //! Each line is checked as an irreversible action in a stream whose pin holds one of three
 //! prohibitions: "never delete anything under /srv/prod" (P1), "do not drop the users table"
@@ -68,13 +68,13 @@ fn read(path: &str) -> Vec<Value> {
 
 fn main() {
     let show = std::env::args().any(|a| a == "--show");
-    // `heldout`, `heldout2` or `heldout3`: a held-out corpus (tests/data/actions/heldout*/), each read once
-    // at the end of the session that wrote it; else the dev one.
+    // `heldout` to `heldout4`: a held-out corpus (tests/data/actions/heldout*/), each read
+    // once, at the end of the session that wrote it; else the dev one.
     let dir = match std::env::args().find(|a| a.starts_with("heldout")) {
-        Some(h) if matches!(h.as_str(), "heldout" | "heldout2" | "heldout3") => {
+        Some(h) if matches!(h.as_str(), "heldout" | "heldout2" | "heldout3" | "heldout4") => {
             format!("tests/data/actions/{h}")
         }
-        Some(h) => panic!("no held-out corpus {h:?}: name heldout, heldout2 or heldout3"),
+        Some(h) => panic!("no held-out corpus {h:?}: name heldout or heldout2 to heldout4"),
         None => "tests/data/actions".to_string(),
     };
     let dir = dir.as_str();
