@@ -106,7 +106,14 @@ fn main() {
         let kind = v["kind"].as_str().unwrap_or_default();
         judge("written", kind, pin, line, v["label"] == "refuse");
     }
-    for v in read(&format!("{dir}/real.jsonl")) {
+    // A corpus may have no real part (heldout4).
+    let real = format!("{dir}/real.jsonl");
+    let real = if std::path::Path::new(&real).exists() {
+        read(&real)
+    } else {
+        Vec::new()
+    };
+    for v in real {
         let line = v["line"].as_str().unwrap_or_default();
         for (pin, _) in PINS {
             let want = v["labels"][pin] == "refuse";
