@@ -1373,3 +1373,37 @@ fn what_the_third_held_out_corpus_showed() {
         false,
     );
 }
+
+/// Issue 37: what the fourth held-out corpus (read once on 2026-12-07, dev data since) showed
+/// the gate missed, each with its near miss.
+#[test]
+fn what_the_fourth_held_out_corpus_showed() {
+    let keep = "never delete anything under /srv/prod";
+    let table = "do not drop the users table";
+    judged_all(
+        &[
+            (keep, "ssh ops@bastion < /tmp/cleanup.sh"),
+            (keep, "echo 'rm -rf /srv/prod/cache' | ssh ops@bastion"),
+            (table, "mysql -e \"DELETE FROM users WHERE id > 0 OR 1\""),
+            (
+                table,
+                "psql -c \"DELETE FROM users WHERE name = 'x' OR (2 = 2)\"",
+            ),
+        ],
+        true,
+    );
+    judged_all(
+        &[
+            (keep, "echo 'uptime' | ssh ops@bastion"),
+            (
+                table,
+                "mysql -e \"DELETE FROM users WHERE id > 0 AND id = 7\"",
+            ),
+            (
+                table,
+                "psql -c \"DELETE FROM users WHERE name = 'x' OR name = 'y'\"",
+            ),
+        ],
+        false,
+    );
+}

@@ -333,11 +333,13 @@ pub(in crate::gate::action) fn statement(toks: &[String]) -> Stmt {
                     .collect(),
                 None => Vec::new(),
             };
+            // A term always true joined by OR makes the whole condition true
+            // (`WHERE id > 0 OR 1`); read without regard to parentheses, which can only make
+            // it call an emptying what is not one (fail closed).
             let all = cond.is_empty()
-                || matches!(
-                    cond.as_slice(),
-                    ["1=1"] | ["1", "=", "1"] | ["true"] | ["1"]
-                );
+                || cond.split(|t| *t == "or").any(|term| {
+                    always_true(term.split(|t| *t == "and").next().unwrap_or_default())
+                });
             match name {
                 Some(n) if is_sql_name(n) => {
                     let mut v = vec![(Op::SqlDelete, Some(n.clone()))];
@@ -452,3 +454,17 @@ pub(in crate::gate::action) fn statement(toks: &[String]) -> Stmt {
 /// (`INSERT INTO users (name) VALUES ('drop table')`, `COMMENT ON TABLE users IS 'do not
 /// drop'`). They are read, not unknown, so their words are not matched against a prohibition's.
 const STORES_VALUES: &[&str] = &["insert", "update", "comment", "upsert", "replace"];
+
+/// Whether a condition's term is true whatever the row: `1`, `true`, or a number equal to
+/// itself (`1=1`, `(2 = 2)`), parentheses aside.
+fn always_true(term: &[&str]) -> bool {
+    let text: String = term
+        .concat()
+        .chars()
+        .filter(|c| !matches!(c, '(' | ')'))
+        .collect();
+    match text.split_once('=') {
+        Some((a, b)) => !a.is_empty() && a == b && a.chars().all(|c| c.is_ascii_digit()),
+        None => matches!(text.as_str(), "1" | "true"),
+    }
+}

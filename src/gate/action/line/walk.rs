@@ -983,6 +983,21 @@ pub(in crate::gate::action) fn run(
                     "it runs on another host a command built at run time",
                 );
             }
+            // `ssh HOST` with no command runs a login shell on what ssh reads.
+            if name == "ssh" && inner.is_empty() {
+                match cx.stdin {
+                    Stdin::Unknown => out.opaque(
+                        cx.text,
+                        "it runs on another host the commands it reads from standard input, which the line does not show",
+                    ),
+                    Stdin::Text(t) => {
+                        out.p.unknown.push(cx.text.to_string());
+                        parse_in(t, None, cx.depth + 1, out);
+                        return None;
+                    }
+                    Stdin::Tty => {}
+                }
+            }
             if inner.is_empty() {
                 false
             } else {
