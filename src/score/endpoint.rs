@@ -173,15 +173,14 @@ impl Judge for Endpoint {
     }
 }
 
-/// Whether `url` names this machine's loopback: `localhost`, `127.0.0.0/8` or `[::1]`.
+/// Whether `url` names this machine's loopback: `localhost`, `127.0.0.0/8` or `[::1]`, by the
+/// HTTP client's own URI parser.
 fn on_loopback(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host.split(':').next().unwrap_or(""),
+    let Ok(uri) = url.parse::<ureq::http::Uri>() else {
+        return false;
     };
+    let host = uri.host().unwrap_or("");
+    let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
         || host
             .parse::<std::net::IpAddr>()

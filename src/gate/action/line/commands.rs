@@ -666,11 +666,7 @@ pub(in crate::gate::action) fn git(args: &[Word], cwd: &Cwd, cx: &Cx, out: &mut 
             if verb.is_some_and(|v| pushes.contains(&v.text.as_str()))
                 && !rest.iter().any(|w| w.text == "--dry-run")
             {
-                let t = Target::Branch {
-                    name: None,
-                    force: false,
-                };
-                out.put(Op::Push, t, cx.text);
+                pushes_to(out, cx, None, false);
             }
         }
         "config" => {
@@ -811,11 +807,7 @@ pub(in crate::gate::action) fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
         if s.has("tags") && !s.has("all") && !s.has("mirror") {
             return;
         }
-        let t = Target::Branch {
-            name: None,
-            force: force || delete,
-        };
-        out.put(Op::Push, t, cx.text);
+        pushes_to(out, cx, None, force || delete);
         return;
     }
     for r in refspecs {
@@ -858,8 +850,19 @@ pub(in crate::gate::action) fn push(rest: &[Word], cx: &Cx, out: &mut Acc) {
             (!matches!(dst, "" | "HEAD" | "@") && !dst.contains(['*', '?', '[']))
                 .then(|| dst.to_string())
         };
-        out.put(Op::Push, Target::Branch { name, force: f }, cx.text);
+        pushes_to(out, cx, name, f);
     }
+}
+
+/// A push by the command `cx` to branch `name` (`None`: a branch the line does not name, which
+/// matches every branch prohibition).
+pub(in crate::gate::action) fn pushes_to(
+    out: &mut Acc,
+    cx: &Cx,
+    name: Option<String>,
+    force: bool,
+) {
+    out.put(Op::Push, Target::Branch { name, force }, cx.text);
 }
 
 /// A shell: `-c BODY` is parsed; with no script, an echoed standard input is.

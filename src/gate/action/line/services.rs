@@ -145,7 +145,7 @@ pub(in crate::gate::action) fn database_task(words: &[&str]) -> Option<Op> {
 /// dev|deploy`, `knex migrate:latest|up`, `manage.py migrate`, `flyway migrate`,
 /// `sequelize db:migrate`, `goose up`, `migrate ... up`, `diesel migration run`.
 pub(in crate::gate::action) fn applies_migrations(words: &[&str]) -> bool {
-    let pair = |a: &str, b: &[&str]| words.windows(2).any(|w| w[0] == a && b.contains(&w[1]));
+    let pair = |a: &str, b: &[&str]| followed(words, a, b);
     pair("migrate", &["run", "dev", "deploy"])
         || pair("dbmate", &["up", "migrate"])
         || pair("alembic", &["upgrade"])
@@ -164,7 +164,7 @@ pub(in crate::gate::action) fn applies_migrations(words: &[&str]) -> bool {
 /// `dbmate new NAME`, `knex migrate:make NAME`, `goose create NAME`): the name is a label, not
 /// a statement, and the file holds nothing to run yet.
 pub(in crate::gate::action) fn makes_migration(words: &[&str]) -> bool {
-    let pair = |a: &str, b: &[&str]| words.windows(2).any(|w| w[0] == a && b.contains(&w[1]));
+    let pair = |a: &str, b: &[&str]| followed(words, a, b);
     let autogenerate = words.contains(&"--autogenerate");
     pair("migrate", &["add"])
         || pair("alembic", &["revision"]) && !autogenerate
@@ -173,6 +173,13 @@ pub(in crate::gate::action) fn makes_migration(words: &[&str]) -> bool {
         || pair("dbmate", &["new"])
         || pair("goose", &["create"])
         || words.contains(&"migrate:make")
+}
+
+/// Whether `words` hold `first` right before one of `then` (`migrate run`).
+fn followed(words: &[&str], first: &str, then: &[&str]) -> bool {
+    words
+        .windows(2)
+        .any(|w| w[0] == first && then.contains(&w[1]))
 }
 
 /// Whether an effect writes a migration: a file under a folder named `migrations`, `migrate`
@@ -195,13 +202,16 @@ pub(in crate::gate::action) fn writes_migration(e: &Effect) -> bool {
 /// An application tool's database console, as the SQL client whose standard input or
 /// arguments it passes on: Django's `manage.py dbshell [-- ARGS]`, `rails dbconsole` (and
 /// `rails db`), and `prisma db execute --stdin`. `Err` for SQL the line does not show
-/// (`prisma db execute --file F`); `Ok(None)` when `words` run no console.
-pub(in crate::gate::action) fn console(words: &[Word]) -> Result<Option<Vec<Word>>, ()> {
-    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+/// (`prisma db execute --file F`); `Ok(None)` when the command runs no console.
+pub(in crate::gate::action) fn console(name: &str, args: &[Word]) -> Result<Option<Vec<Word>>, ()> {
+    // The name, then the arguments: `texts[k]` is `args[k - 1]`.
+    let texts: Vec<&str> = std::iter::once(name)
+        .chain(args.iter().map(|w| w.text.as_str()))
+        .collect();
     let at = |t: &str| texts.iter().position(|w| *w == t);
     if let Some(k) = texts.iter().position(|w| w.ends_with("manage.py")) {
         if texts.get(k + 1) == Some(&"dbshell") {
-            let rest = at("--").map_or(Vec::new(), |d| words[d + 1..].to_vec());
+            let rest = at("--").map_or(Vec::new(), |d| args[d..].to_vec());
             return Ok(Some(rest));
         }
         return Ok(None);
@@ -243,11 +253,7 @@ pub(in crate::gate::action) fn gh(args: &[Word], cx: &Cx, out: &mut Acc) -> bool
     // `gh repo create --push` pushes the current branch to the new repository.
     let created = ops.starts_with(&["repo", "create"]) && s.has("push");
     if created || ops.starts_with(&["pr", "merge"]) && !s.has("disable-auto") {
-        let t = Target::Branch {
-            name: None,
-            force: false,
-        };
-        out.put(Op::Push, t, cx.text);
+        pushes_to(out, cx, None, false);
     }
     true
 }
@@ -290,16 +296,11 @@ pub(in crate::gate::action) fn jj(args: &[Word], cx: &Cx, out: &mut Acc) -> bool
             _ => continue,
         };
         named = true;
-        let t = Target::Branch { name, force: false };
-        out.put(Op::Push, t, cx.text);
+        pushes_to(out, cx, name, false);
     }
     let every = ["all", "tracked", "deleted", "r", "revisions"];
     if !named || every.iter().any(|o| s.has(o)) {
-        let t = Target::Branch {
-            name: None,
-            force: s.has("deleted"),
-        };
-        out.put(Op::Push, t, cx.text);
+        pushes_to(out, cx, None, s.has("deleted"));
     }
     true
 }
@@ -339,7 +340,7 @@ pub(in crate::gate::action) fn sapling(args: &[Word], cx: &Cx, out: &mut Acc) ->
         .collect();
     let names = if named.is_empty() { vec![None] } else { named };
     for name in names {
-        out.put(Op::Push, Target::Branch { name, force }, cx.text);
+        pushes_to(out, cx, name, force);
     }
     true
 }

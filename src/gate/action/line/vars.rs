@@ -134,7 +134,8 @@ pub(in crate::gate::action) fn expand(text: &str, vars: &Vars) -> Option<String>
 /// `w` with the variables the line set plainly put in, when every expansion of it is one of
 /// them, and a leading `~` read as a home directory ([`home`]); otherwise `w` as it was.
 pub(in crate::gate::action) fn resolved(w: &Word, vars: &Vars) -> Word {
-    let w = &home(w, vars);
+    let homed = home(w, vars);
+    let w = homed.as_ref().unwrap_or(w);
     // An unquoted expansion is split into words at IFS: a value with white space, or any
     // value once the line sets IFS, may become several words (`IFS=_; c=rm_-rf_x; $c`).
     let plain = !vars.contains_key("IFS")
@@ -158,14 +159,15 @@ pub(in crate::gate::action) fn resolved(w: &Word, vars: &Vars) -> Word {
 /// A leading `~` (`~`, `~/x`, `~user/x`) is a home directory: `/root` for `~root`, and for any
 /// other the path `/~` or `/~user`, which no prohibition names and which `..` climbs out of
 /// (`~/../../srv/prod` is `/srv/prod`). Once the line sets `HOME`, `~` stays unknown.
-fn home(w: &Word, vars: &Vars) -> Word {
+/// `None` when `w` has no such `~`.
+fn home(w: &Word, vars: &Vars) -> Option<Word> {
     let plain = w.dynamic
         && w.text.starts_with('~')
         && w.subs.is_empty()
         && w.glob_at.is_none()
         && !vars.contains_key("HOME");
     if !plain {
-        return w.clone();
+        return None;
     }
     let (head, rest) = w.text.split_at(w.text.find('/').unwrap_or(w.text.len()));
     let user = &head[1..];
@@ -173,19 +175,19 @@ fn home(w: &Word, vars: &Vars) -> Word {
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
-        return w.clone();
+        return None;
     }
     let dir = match user {
         "root" => "/root".to_string(),
         u => format!("/~{u}"),
     };
     let text = format!("{dir}{rest}");
-    Word {
+    Some(Word {
         len: text.chars().count(),
         dynamic: text.contains('$'),
         text,
         ..w.clone()
-    }
+    })
 }
 
 #[cfg(test)]

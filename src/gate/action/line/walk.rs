@@ -343,161 +343,163 @@ pub(in crate::gate::action) fn command(
         }
         let rest = words.get(i + 1..).unwrap_or_default();
         let name = base(&w.text);
-        let skip = match name {
-            "sudo" | "doas" => {
-                let s = options(
-                    rest,
-                    "ugCDhprtUTc",
-                    &[
-                        "user",
-                        "group",
-                        "close-from",
-                        "chdir",
-                        "host",
-                        "prompt",
-                        "role",
-                        "type",
-                        "other-user",
-                        "command-timeout",
-                    ],
-                    true,
-                );
-                let mut k = s.first_operand(rest.len());
-                while rest.get(k).is_some_and(|x| is_assignment(&x.text)) {
-                    k += 1;
-                }
-                k
-            }
-            "env" => {
-                let s = options(rest, "uCS", &["unset", "chdir", "split-string"], true);
-                for o in &s.opts {
-                    match o.name.as_str() {
-                        "C" | "chdir" => {
-                            let base_dir = here.clone().unwrap_or_else(|| cwd.clone());
-                            here = Some(cd_to(&base_dir, o.value.as_ref()));
-                        }
-                        "S" | "split-string" => {
-                            let mut body =
-                                o.value.as_ref().map_or(String::new(), |v| v.text.clone());
-                            for x in rest.get(s.first_operand(rest.len())..).unwrap_or_default() {
-                                body.push(' ');
-                                body.push_str(&x.text);
-                            }
-                            let at = here.clone().unwrap_or_else(|| cwd.clone());
-                            out.p.known.push(text.to_string());
-                            parse_in(&body, at, depth + 1, out);
-                            return None;
-                        }
-                        _ => {}
+        let skip = if let Some(k) = runner(name, rest) {
+            k
+        } else {
+            match name {
+                "sudo" | "doas" => {
+                    let s = options(
+                        rest,
+                        "ugCDhprtUTc",
+                        &[
+                            "user",
+                            "group",
+                            "close-from",
+                            "chdir",
+                            "host",
+                            "prompt",
+                            "role",
+                            "type",
+                            "other-user",
+                            "command-timeout",
+                        ],
+                        true,
+                    );
+                    let mut k = s.first_operand(rest.len());
+                    while rest.get(k).is_some_and(|x| is_assignment(&x.text)) {
+                        k += 1;
                     }
+                    k
                 }
-                let mut k = s.first_operand(rest.len());
-                while rest.get(k).is_some_and(|x| is_assignment(&x.text)) {
-                    k += 1;
+                "env" => {
+                    let s = options(rest, "uCS", &["unset", "chdir", "split-string"], true);
+                    for o in &s.opts {
+                        match o.name.as_str() {
+                            "C" | "chdir" => {
+                                let base_dir = here.clone().unwrap_or_else(|| cwd.clone());
+                                here = Some(cd_to(&base_dir, o.value.as_ref()));
+                            }
+                            "S" | "split-string" => {
+                                let mut body =
+                                    o.value.as_ref().map_or(String::new(), |v| v.text.clone());
+                                for x in rest.get(s.first_operand(rest.len())..).unwrap_or_default()
+                                {
+                                    body.push(' ');
+                                    body.push_str(&x.text);
+                                }
+                                let at = here.clone().unwrap_or_else(|| cwd.clone());
+                                out.p.known.push(text.to_string());
+                                parse_in(&body, at, depth + 1, out);
+                                return None;
+                            }
+                            _ => {}
+                        }
+                    }
+                    let mut k = s.first_operand(rest.len());
+                    while rest.get(k).is_some_and(|x| is_assignment(&x.text)) {
+                        k += 1;
+                    }
+                    k
                 }
-                k
-            }
-            "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect" | "busybox"
-            | "coproc" => 0,
-            // Runners that run the next word as a command of the project's environment:
-            // `bundle exec`, `uv|poetry|pipenv|pdm|hatch run`, `pnpm|yarn exec`, `npx`, `bunx`.
-            n if runner(n, rest).is_some() => runner(n, rest).unwrap_or(0),
-            "command" => {
-                let s = options(rest, "", &[], true);
-                if s.has("v") || s.has("V") {
+                "nohup" | "builtin" | "chronic" | "unbuffer" | "noglob" | "nocorrect"
+                | "busybox" | "coproc" => 0,
+                "command" => {
+                    let s = options(rest, "", &[], true);
+                    if s.has("v") || s.has("V") {
+                        out.p.known.push(text.to_string());
+                        return None;
+                    }
+                    s.first_operand(rest.len())
+                }
+                "exec" => options(rest, "a", &[], true).first_operand(rest.len()),
+                "time" => {
+                    let s = options(rest, "fo", &["format", "output"], true);
+                    for o in &s.opts {
+                        if o.name == "o" || o.name == "output" {
+                            if let Some(v) = &o.value {
+                                let at = here.clone().unwrap_or_else(|| cwd.clone());
+                                cx.eff(out, Op::Write, &at, v);
+                            }
+                        }
+                    }
+                    s.first_operand(rest.len())
+                }
+                "nice" => options(rest, "n", &["adjustment"], true).first_operand(rest.len()),
+                "ionice" => options(
+                    rest,
+                    "cnpPu",
+                    &["class", "classdata", "pid", "pgid", "uid"],
+                    true,
+                )
+                .first_operand(rest.len()),
+                "stdbuf" => options(rest, "ioe", &["input", "output", "error"], true)
+                    .first_operand(rest.len()),
+                "timeout" => {
+                    options(rest, "sk", &["signal", "kill-after"], true).first_operand(rest.len())
+                        + 1
+                }
+                "watch" => {
+                    let s = options(rest, "nq", &["interval", "chgexit"], true);
+                    let body: Vec<&str> = rest
+                        .get(s.first_operand(rest.len())..)
+                        .unwrap_or_default()
+                        .iter()
+                        .map(|x| x.text.as_str())
+                        .collect();
                     out.p.known.push(text.to_string());
+                    let at = here.clone().unwrap_or_else(|| cwd.clone());
+                    parse_in(&body.join(" "), at, depth + 1, out);
                     return None;
                 }
-                s.first_operand(rest.len())
-            }
-            "exec" => options(rest, "a", &[], true).first_operand(rest.len()),
-            "time" => {
-                let s = options(rest, "fo", &["format", "output"], true);
-                for o in &s.opts {
-                    if o.name == "o" || o.name == "output" {
-                        if let Some(v) = &o.value {
-                            let at = here.clone().unwrap_or_else(|| cwd.clone());
-                            cx.eff(out, Op::Write, &at, v);
+                "xargs" => {
+                    let s = options(
+                        rest,
+                        "ILnPsdaE",
+                        &[
+                            "max-args",
+                            "max-procs",
+                            "delimiter",
+                            "arg-file",
+                            "max-chars",
+                            "process-slot-var",
+                        ],
+                        true,
+                    );
+                    let mut replace = None;
+                    for o in &s.opts {
+                        match o.name.as_str() {
+                            "I" => replace = o.value.as_ref().map(|v| v.text.clone()),
+                            "i" | "replace" => replace = Some("{}".to_string()),
+                            _ => {}
                         }
                     }
+                    xargs = Some(replace);
+                    s.first_operand(rest.len())
                 }
-                s.first_operand(rest.len())
-            }
-            "nice" => options(rest, "n", &["adjustment"], true).first_operand(rest.len()),
-            "ionice" => options(
-                rest,
-                "cnpPu",
-                &["class", "classdata", "pid", "pgid", "uid"],
-                true,
-            )
-            .first_operand(rest.len()),
-            "stdbuf" => {
-                options(rest, "ioe", &["input", "output", "error"], true).first_operand(rest.len())
-            }
-            "timeout" => {
-                options(rest, "sk", &["signal", "kill-after"], true).first_operand(rest.len()) + 1
-            }
-            "watch" => {
-                let s = options(rest, "nq", &["interval", "chgexit"], true);
-                let body: Vec<&str> = rest
-                    .get(s.first_operand(rest.len())..)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|x| x.text.as_str())
-                    .collect();
-                out.p.known.push(text.to_string());
-                let at = here.clone().unwrap_or_else(|| cwd.clone());
-                parse_in(&body.join(" "), at, depth + 1, out);
-                return None;
-            }
-            "xargs" => {
-                let s = options(
-                    rest,
-                    "ILnPsdaE",
-                    &[
-                        "max-args",
-                        "max-procs",
-                        "delimiter",
-                        "arg-file",
-                        "max-chars",
-                        "process-slot-var",
-                    ],
-                    true,
-                );
-                let mut replace = None;
-                for o in &s.opts {
-                    match o.name.as_str() {
-                        "I" => replace = o.value.as_ref().map(|v| v.text.clone()),
-                        "i" | "replace" => replace = Some("{}".to_string()),
-                        _ => {}
-                    }
-                }
-                xargs = Some(replace);
-                s.first_operand(rest.len())
-            }
-            // GNU parallel runs its command once per input (`::: a b`, or standard input),
-            // put in place of `{}` or after the command: an input the command gets is read as
-            // a value decided at run time, as under xargs. On other hosts (`-S`) it is opaque.
-            "parallel" => {
-                let s = options(
-                    rest,
-                    "jSaIdE",
-                    &[
-                        "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
-                    ],
-                    true,
-                );
-                if s.has("S") || s.has("sshlogin") {
-                    out.opaque(
-                        text,
-                        "it runs its commands on other hosts, which the line cannot see",
+                // GNU parallel runs its command once per input (`::: a b`, or standard input),
+                // put in place of `{}` or after the command: an input the command gets is read as
+                // a value decided at run time, as under xargs. On other hosts (`-S`) it is opaque.
+                "parallel" => {
+                    let s = options(
+                        rest,
+                        "jSaIdE",
+                        &[
+                            "jobs", "sshlogin", "arg-file", "delay", "timeout", "joblog", "results",
+                        ],
+                        true,
                     );
+                    if s.has("S") || s.has("sshlogin") {
+                        out.opaque(
+                            text,
+                            "it runs its commands on other hosts, which the line cannot see",
+                        );
+                    }
+                    xargs = Some(Some("{}".to_string()));
+                    inputs_appended = true;
+                    s.first_operand(rest.len())
                 }
-                xargs = Some(Some("{}".to_string()));
-                inputs_appended = true;
-                s.first_operand(rest.len())
+                _ => break,
             }
-            _ => break,
         };
         i += 1 + skip;
     }
@@ -529,8 +531,10 @@ pub(in crate::gate::action) fn command(
     run(&name, &args, cwd, &here, &cx, out)
 }
 
-/// How many words after a runner's name come before the command it runs (`bundle exec CMD`:
-/// 1; `uv run --with x CMD`: 3; `npx -y CMD`: 1), or `None` when `name` with `rest` runs no
+/// Runners run their next word as a command of the project's environment (`bundle exec`,
+/// `uv|poetry|pipenv|pdm|hatch run`, `pnpm|yarn exec|dlx`, `npx`, `bunx`): how many words
+/// after a runner's name come before the command it runs (`bundle exec CMD`: 1;
+/// `uv run --with x CMD`: 3; `npx -y CMD`: 1), or `None` when `name` with `rest` runs no
 /// command of its own (`npx` alone, `poetry install`).
 pub(in crate::gate::action) fn runner(name: &str, rest: &[Word]) -> Option<usize> {
     let first = rest.first().map(|w| w.text.as_str());
@@ -644,9 +648,7 @@ pub(in crate::gate::action) fn run(
                 "it applies migrations the line itself wrote, which the gate does not read",
             );
         }
-        let mut all = vec![Word::synthetic(name, false, false)];
-        all.extend(args.iter().cloned());
-        match services::console(&all) {
+        match services::console(name, args) {
             Ok(Some(client_args)) => {
                 let known = sql_client("psql", &client_args, here, cx, out);
                 return done(known, cx, out);
