@@ -349,6 +349,39 @@ fn version_seven_reads_a_described_never_and_a_numbered_step_as_no_constraint() 
     ));
 }
 
+/// Classifier version 8 (issue 36): "version" names what kind a value is and binds nothing, so
+/// a sentence that mentions a version is no commitment unless a word binds it ("stay on",
+/// "pin", "must"); a version ("v2.0.0", "v3") is no quantity a user asks for ("we need to fix
+/// v2.0.0"); and a number after a definite word counts things already named ("for the 3
+/// steps"), where "at most 3 retries" commits to one.
+#[test]
+fn version_eight_needs_a_word_that_binds_the_value() {
+    let has =
+        |role: Role, text: &str, class: &str| found(role, text).iter().any(|(c, _)| c == class);
+    assert!(!has(
+        Role::User,
+        "all the different version fixes in v2.0.0 to then upgrade to v3, but we need to fix what we have now in v2.0.0 first",
+        "commitment"
+    ));
+    assert!(has(
+        Role::User,
+        "We need a table for 5 people.",
+        "commitment"
+    ));
+    assert!(has(
+        Role::User,
+        "we are still on libfoo 2.3.1, do not bump.",
+        "commitment"
+    ));
+    assert!(has(Role::User, "Pin the version at 2.3.1.", "commitment"));
+    assert!(!has(
+        Role::User,
+        "Only one proposal for the 3 steps.",
+        "commitment"
+    ));
+    assert!(has(Role::User, "Allow at most 3 retries.", "commitment"));
+}
+
 /// The failed attempts no pin covers in a stream of tool calls and outputs.
 fn failed_attempts(spans: &[(Role, &str)]) -> usize {
     let ledger = crate::util::ledger();

@@ -994,6 +994,24 @@ fn a_named_speaker_is_checked_against_the_words_it_quotes() {
         found.iter().any(|d| d.contains("says the user did it")),
         "{found:?}"
     );
+    // A lead-in ending with a colon states no deed of its own: its items are checked, not it.
+    let lead_in = |text: &str| {
+        summary(&claim(text, "user-said", r#""turn:7""#), "")
+            .replace("turn:1..turn:5", "turn:1..turn:7")
+    };
+    let found = detail(&with(&[
+        agreed.into(),
+        lead_in("The user's requests about the budget for the whole migration were:"),
+    ]));
+    assert!(found.is_empty(), "{found:?}");
+    let found = detail(&with(&[
+        agreed.into(),
+        lead_in("The user kept the budget for the whole migration at 400 dollars."),
+    ]));
+    assert!(
+        found.iter().any(|d| d.contains("says the user did it")),
+        "{found:?}"
+    );
 }
 
 /// Keeping a disconfirmer in the window changes which evicted spans rank nearest a claim: the

@@ -215,8 +215,15 @@ pub(crate) struct WitnessCheck {
 /// ...", "The assistant offered ...", "The tool reported ..."), and the roles a span of that
 /// speaker can have. A system prompt speaks for the user in simulated conversations, so it
 /// may hold what "the user" or "the customer" wants.
+///
+/// A sentence that ends with a colon leads into the items after it ("The user's requests
+/// were:"): it names who spoke them, and each item is checked on its own; the lead-in itself
+/// states no deed, so it names no speaker to check.
 pub(crate) fn named_speaker(claim: &str) -> Option<(&'static str, &'static [Role])> {
     use crate::text::Speaker;
+    if claim.trim_end_matches(['*', ' ']).ends_with(':') {
+        return None;
+    }
     Some(match crate::text::named_speaker(claim)? {
         Speaker::User => ("the user", &[Role::User, Role::System]),
         Speaker::Assistant => ("the assistant", &[Role::Assistant]),

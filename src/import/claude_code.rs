@@ -315,7 +315,8 @@ impl Translator {
                 let text = shape::text(&b.content);
                 // What the user answered to the assistant's question is the user's words, which
                 // the tool only relays; when no one answered, the tool speaks for itself.
-                let role = if name.as_deref() == Some(ASKS_THE_USER) && relays_an_answer(&text) {
+                let role = if name.as_deref().is_some_and(asks_the_user) && relays_an_answer(&text)
+                {
                     Role::User
                 } else {
                     Role::Tool
@@ -350,14 +351,30 @@ fn typed(text: &str) -> bool {
 /// of the user, when it relays one.
 const ASKS_THE_USER: &str = "AskUserQuestion";
 
+/// Whether a tool is [`ASKS_THE_USER`], built in or as an MCP server serves it
+/// (`mcp__SERVER__AskUserQuestion`).
+fn asks_the_user(name: &str) -> bool {
+    name == ASKS_THE_USER
+        || name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.rsplit_once("__"))
+            .is_some_and(|(_, tool)| tool == ASKS_THE_USER)
+}
+
 /// Whether a result of [`ASKS_THE_USER`] relays the user's answer ("User has answered your
-/// questions: ...", "The user answered: ...", or a refusal with what "the user said:"), not the
-/// tool's own words ("No response after 300s - the user may be away from keyboard").
+/// questions: ...", "The user answered: ...", "User responses: ...", or a refusal with what
+/// "the user said:"), not the tool's own words ("No response after 300s - the user may be away
+/// from keyboard").
 fn relays_an_answer(text: &str) -> bool {
     let t = text.trim_start().to_lowercase();
-    ["user has answered", "the user answered", "user answered"]
-        .iter()
-        .any(|p| t.starts_with(p))
+    [
+        "user has answered",
+        "the user answered",
+        "user answered",
+        "user responses:",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p))
         || t.contains("the user said:")
 }
 

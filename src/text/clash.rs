@@ -32,6 +32,44 @@ const AFTER: &[&str] = &[
 /// How far after a negation its reach goes, in content words.
 const SCOPE: usize = 4;
 
+/// Frequent function words of other languages written in Latin letters (Portuguese, Spanish,
+/// French, German, Italian) that are not English words. The negation and antonym rules read
+/// English: "no" is Portuguese for "in the" ("o trainer no CMS"), and a sentence whose words are
+/// more often these than English function words is not read for a denial.
+const FOREIGN: &[&str] = &[
+    "de", "que", "os", "um", "uma", "para", "com", "da", "em", "não", "nao", "na", "ao", "das",
+    "dos", "pelo", "pela", "seu", "sua", "seus", "isso", "esta", "este", "mais", "mas", "como",
+    "el", "los", "las", "del", "por", "una", "es", "und", "der", "ist", "nicht", "ein", "eine",
+    "mit", "zu", "von", "les", "des", "et", "est", "une", "du", "pas", "il", "che", "di", "per",
+];
+
+/// Words that open a noun phrase: a clause that opens with one names its subject before its
+/// verb ("The generate command does not read the journal").
+const DETERMINERS: &[&str] = &[
+    "the", "this", "that", "these", "those", "a", "an", "our", "its", "their", "your", "my",
+];
+
+/// Words between a subject and its verb that name no part of the subject.
+const MODALS: &[&str] = &[
+    "must",
+    "need",
+    "needs",
+    "should",
+    "would",
+    "could",
+    "might",
+    "will",
+    "shall",
+    "can",
+    "may",
+    "ever",
+    "still",
+    "yet",
+    "currently",
+    "actually",
+    "really",
+];
+
 /// Why two texts clash, for a finding's sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Clash {
@@ -79,14 +117,28 @@ fn negates(w: &str) -> bool {
     NEGATIONS.contains(w) || w.ends_with("n't") || DENYING.contains(&w)
 }
 
+/// Whether a text is written in another language than English: more of its words are
+/// [`FOREIGN`] function words than English ones.
+fn foreign(text: &str) -> bool {
+    let (mut theirs, mut english) = (0, 0);
+    for_each_word(text, |w| {
+        if FOREIGN.contains(&w) {
+            theirs += 1;
+        } else if STOP.contains(w) {
+            english += 1;
+        }
+    });
+    theirs > english
+}
+
 /// One word of a text as the clash rules read it.
 struct Word {
     raw: String,
     stem: String,
     content: bool,
     negation: bool,
-    /// The clause it stands in, counted from 0: a clause ends at `,`, `;`, `:`, `.`, `!`, `?`
-    /// or a line break.
+    /// The clause it stands in, counted from 0: a clause ends at `,`, `;`, `:`, `.`, `!`, `?`,
+    /// a line break or a dash (`—`, `–`, or `-` with white space on both sides).
     clause: usize,
 }
 
@@ -106,13 +158,22 @@ fn read(text: &str) -> Vec<Word> {
             });
         });
     };
+    let mut before = ' ';
     while let Some((i, c)) = chars.next() {
-        // A dot inside a number, a version or a path does not end a clause.
+        // A dot inside a number, a version or a path does not end a clause, nor does a hyphen
+        // inside a word ("re-write") or opening a list item.
+        let next = chars.peek().map(|(_, n)| *n);
         let ends = match c {
-            ',' | ';' | ':' | '!' | '?' | '\n' => true,
-            '.' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+            ',' | ';' | ':' | '!' | '?' | '\n' | '\u{2014}' | '\u{2013}' => true,
+            '.' => next.is_none_or(char::is_whitespace),
+            '-' => {
+                before.is_whitespace()
+                    && next.is_some_and(char::is_whitespace)
+                    && !text[start..i].trim().is_empty()
+            }
             _ => false,
         };
+        before = c;
         if ends {
             push(&text[start..i], clause);
             clause += 1;
@@ -270,13 +331,15 @@ fn about(subject: &[String], sentence: &str) -> bool {
 }
 
 /// How sentence `b` of the text `whole` clashes with `a`.
+/// Values clash in any language; a negation or an antonym only in English ([`foreign`]).
 fn clash_one(a: &str, b: &str, whole: &str) -> Option<Clash> {
+    let english = !foreign(a) && !foreign(b);
     value(a, b, whole)
         .or_else(|| name(a, b))
         .or_else(|| swapped(a, b))
-        .or_else(|| negation(a, b))
-        .or_else(|| negation(b, a).map(swap))
-        .or_else(|| antonym(a, b))
+        .or_else(|| english.then(|| negation(a, b)).flatten())
+        .or_else(|| english.then(|| negation(b, a).map(swap)).flatten())
+        .or_else(|| english.then(|| antonym(a, b)).flatten())
 }
 
 fn swap(c: Clash) -> Clash {
@@ -513,10 +576,18 @@ fn swapped(a: &str, b: &str) -> Option<Clash> {
 /// `a` denies a predicate that `b` asserts: a negation in `a` whose first content word after
 /// it (the predicate) and at least one more content word of its clause stand in one clause of
 /// `b` that has no negation of its own; or a denial after what it denies ("the connection to
-/// port 5433 failed") whose words before it stand so in `b`.
+/// port 5433 failed") whose words before it stand so in `b`. A denial whose clause opens with
+/// its subject ([`subject_before`]: "The generate command does not read the journal") denies
+/// it of that subject only: `b` must name a word of it.
 fn negation(a: &str, b: &str) -> Option<Clash> {
     let ours = read(a);
     let theirs = read(b);
+    let names = |subject: &[&Word]| {
+        subject.is_empty()
+            || subject
+                .iter()
+                .any(|s| theirs.iter().any(|x| x.content && x.stem == s.stem))
+    };
     let last = theirs.last().map_or(0, |x| x.clause);
     // Whether one clause of `b` without a negation holds `first` and another word of `rest`.
     let asserted = |first: &str, rest: &[&Word]| {
@@ -543,7 +614,7 @@ fn negation(a: &str, b: &str) -> Option<Clash> {
                 let rest: Vec<&Word> = (ours.iter())
                     .filter(|x| x.clause == w.clause && x.content && x.stem != predicate.stem)
                     .collect();
-                if asserted(&predicate.stem, &rest) {
+                if asserted(&predicate.stem, &rest) && names(&subject_before(&ours, i)) {
                     return Some(Clash::Negation {
                         predicate: predicate.raw.clone(),
                     });
@@ -571,6 +642,26 @@ fn negation(a: &str, b: &str) -> Option<Clash> {
         }
     }
     None
+}
+
+/// The subject of the clause a negation at `i` stands in, when the clause opens with a
+/// determiner ("The `generate` command does not ..."): its content words before the negation,
+/// less a party to the conversation, a verb of saying and a modal ("The user said not to ..."
+/// names no subject of the denial). Empty when the clause opens otherwise.
+fn subject_before(words: &[Word], i: usize) -> Vec<&Word> {
+    let clause = words[i].clause;
+    let Some(first) = words.iter().position(|x| x.clause == clause) else {
+        return Vec::new();
+    };
+    if !DETERMINERS.contains(&words[first].raw.to_lowercase().as_str()) {
+        return Vec::new();
+    }
+    (words[first..i].iter())
+        .filter(|x| {
+            let l = x.raw.to_lowercase();
+            x.content && !super::frame_word(&l) && !MODALS.contains(&l.as_str())
+        })
+        .collect()
 }
 
 /// An antonym of a word of `a` in `b`, where `b` lacks the word itself and `a` the antonym,
@@ -846,6 +937,43 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// Issue 36, the fourth held-out half: a denial clashes only with what it denies, of what
+    /// it denies it, in a language the rules read.
+    #[test]
+    fn a_denial_of_another_subject_clause_or_language_is_no_clash() {
+        // The subject a denial's clause opens with must be the claim's.
+        let span = "- The `generate` command does NOT read the journal.";
+        assert_eq!(clash("Uses the store for journal reads", span), None);
+        assert!(clash("The generate command reads the journal", span).is_some());
+        // A dash ends a clause: the denial governs what stands after it only.
+        let span = "- The share button is a **stub** - it has no action body yet.";
+        assert_eq!(
+            clash("Wire the share button action to show the sheet", span),
+            None
+        );
+        assert!(clash("The share button has an action body", span).is_some());
+        assert_eq!(
+            clash(
+                "resolve the tag to a version ID \u{2014} **never** a filter, which breaks parent tags",
+                "resolve the tag to a version ID \u{2014} a filter would match children and break parent tags."
+            ),
+            None
+        );
+        // "no" is Portuguese for "in the": a sentence in another language denies nothing here.
+        assert_eq!(
+            clash(
+                "needs to call CMS enrollment after the Firebase connection",
+                "Isso permite que o trainer no CMS veja seus alunos e a enrollment do app."
+            ),
+            None
+        );
+        assert!(clash(
+            "needs to call CMS enrollment after the Firebase connection",
+            "There is no CMS enrollment after the Firebase connection."
+        )
+        .is_some());
     }
 
     #[test]

@@ -71,8 +71,8 @@ const PROHIBITION_CUES: &[&str] = &[
 
 static COMMITMENT_CUES: WordList = WordList::new(&[
     "stay", "stays", "still", "pin", "pinned", "keep", "must", "budget", "deadline", "limit",
-    "most", "max", "maximum", "minimum", "least", "until", "by", "within", "version", "target",
-    "cap", "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
+    "most", "max", "maximum", "minimum", "least", "until", "by", "within", "target", "cap",
+    "capped", "require", "required", "requires", "only", "exactly", "due", "locked",
 ]);
 
 /// What an assistant says when an attempt failed, or is still failing. "error", "broke" and
@@ -220,8 +220,13 @@ fn is_commitment(s: &str) -> bool {
     }
     let mut cue = false;
     for_each_word(s, |w| cue |= COMMITMENT_CUES.contains(w));
-    // A value right after a word that numbers items names the item ("Steps 1-2.5", "task 3").
-    let names = |i: &super::Ident| i.before.as_deref().is_some_and(|b| NUMBERING.contains(&b));
+    // A value right after a word that numbers items names the item ("Steps 1-2.5", "task 3"),
+    // and one after a definite word counts things already named ("for the 3 steps").
+    let names = |i: &super::Ident| {
+        i.before.as_deref().is_some_and(|b| {
+            NUMBERING.contains(&b) || matches!(b, "the" | "these" | "those" | "both" | "each")
+        })
+    };
     cue && identifiers(s)
         .iter()
         .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code) && !names(i))
@@ -534,14 +539,23 @@ fn is_policy(l: &str) -> bool {
     POLICY_CUES.iter().any(|c| l.contains(c))
 }
 
-/// A quantity, time or day a user asks for: "book it for 5 people", "monday please".
+/// A quantity, time or day a user asks for: "book it for 5 people", "monday please". A version
+/// is no quantity: "we need to fix what we have in v2.0.0" asks for work, not for a value.
 fn is_request(s: &str) -> bool {
     let (mut request, mut day) = (false, false);
     for_each_word(s, |w| {
         request |= REQUEST_WORDS.contains(w);
         day |= WEEKDAYS.contains(w);
     });
-    (request && (has_number(s) || day)) || (day && s.split_whitespace().count() <= 6)
+    // "v3" is a version too, though a code to `identifiers`.
+    let version = |t: &str| {
+        t.strip_prefix(['v', 'V'])
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let quantity = identifiers(s)
+        .iter()
+        .any(|i| i.kind == IdKind::Number || (i.kind == IdKind::Code && !version(&i.text)));
+    (request && (quantity || day)) || (day && s.split_whitespace().count() <= 6)
 }
 
 /// Whether a sentence states a number, a version or a code.
@@ -826,7 +840,7 @@ pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
 /// The classifier's rules version: raise it with any change to its code that moves what it
 /// finds. The id also carries a hash of every word list it reads, so a changed list is a new id
 /// without a new version (`classify::tests::items_are_pinned_to_the_id`).
-pub const RULES: u32 = 7;
+pub const RULES: u32 = 8;
 
 /// The classifier's id, carried by every classification record it writes: `cairn-classifier-RULES-`
 /// and the first 8 hex digits of BLAKE3 over its word lists (each named, its words joined by
@@ -932,6 +946,7 @@ mod tests {
         ("cairn-classifier-5-edc3993d", "e8dfd56769415a06"),
         ("cairn-classifier-6-e78ecbe2", "0c084b0db96f45c0"),
         ("cairn-classifier-7-8cd76710", "a04c8b735a5f7ec5"),
+        ("cairn-classifier-8-92bf757e", "a04c8b735a5f7ec5"),
     ];
 
     fn digest() -> String {

@@ -482,7 +482,8 @@ fn a_continued_log_goes_on_in_the_stream_of_the_log_it_continues() {
 
 /// Who speaks in a Claude Code log (issue 36): a slash command's printed output, which Claude
 /// Code writes into a user line, is a tool's; the user's answer to `AskUserQuestion`, which a
-/// tool result relays, is the user's; an ordinary tool result stays the tool's.
+/// tool result relays (also when an MCP server serves the tool), is the user's; an ordinary
+/// tool result stays the tool's.
 #[test]
 fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_users() {
     let t = Tmp::new();
@@ -498,6 +499,10 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             r#"{"type":"assistant","sessionId":"s","uuid":"a2","message":{"role":"assistant","content":[{"type":"tool_use","id":"q2","name":"AskUserQuestion","input":{"question":"Ship it?"}}]}}"#,
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u4","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q2","content":"No response after 300s - the user may be away from keyboard."}]}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"a3","message":{"role":"assistant","content":[{"type":"tool_use","id":"q3","name":"mcp__conductor__AskUserQuestion","input":{"question":"Where?"}},{"type":"tool_use","id":"q4","name":"mcp__conductor__AskUserQuestionLater","input":{}}]}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u5","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q3","content":"User responses:\n1. in the configured database"},{"type":"tool_result","tool_use_id":"q4","content":"User responses: queued for later"}]}}"#,
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
             "\n",
@@ -526,6 +531,14 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
     assert_eq!(role_of("lazy rotation"), Some("user"), "{spans:?}");
     assert_eq!(role_of("Cargo.toml"), Some("tool"), "{spans:?}");
     assert_eq!(role_of("No response after 300s"), Some("tool"), "{spans:?}");
+    // The same tool served by an MCP server relays the user's answer too; another tool whose
+    // name merely begins the same does not.
+    assert_eq!(
+        role_of("in the configured database"),
+        Some("user"),
+        "{spans:?}"
+    );
+    assert_eq!(role_of("queued for later"), Some("tool"), "{spans:?}");
     assert_eq!(
         role_of("Background command finished"),
         Some("tool"),
