@@ -169,6 +169,16 @@ fn an_abstractive_sentence_no_span_places_stays_unanchored_without_a_finding() {
     assert!(p.outcome.struck.is_empty(), "{:?}", p.outcome.findings);
     let status = p.outcome.claims.iter().find(|c| c.claim == appended.rid);
     assert_eq!(status.map(|c| c.status), Some(Status::Unanchored));
+    // A lead-in ending with a colon states nothing of its own, and is not struck either
+    // (`text::prose` tests a sentence whose names all stand in the stream).
+    drop(ledger);
+    let (ledger, rids) = self::ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "We are still on libfoo 2.3.1.\n\nConstraints carried over from the Kubernetes runbook:",
+    );
+    assert!(p.outcome.struck.is_empty(), "{:?}", p.outcome.findings);
 }
 
 #[test]

@@ -76,10 +76,11 @@ pub struct Derived {
     pub ranked: Vec<Ranked>,
     /// Why, in a sentence.
     pub why: String,
-    /// For an abstractive sentence no candidate places (it names nothing a span would hold
-    /// word for word: `text::prose::names_nothing_checkable`): the span nearest it by BM25,
-    /// judged `neutral` and not cited. The claim stays unanchored; the recorded judgement shows
-    /// the finder looked, and `unanchored-claim` does not strike it (SPEC.md 8.1, 8.8).
+    /// For a sentence no candidate places: the span nearest it by BM25, judged `neutral` and
+    /// not cited. The claim stays unanchored; the recorded judgement shows the finder looked,
+    /// and `unanchored-claim` does not strike it when everything it names that a span would
+    /// hold word for word stands in its stream (`text::prose::names_only_what_is_held`; SPEC.md
+    /// 8.1, 8.8).
     pub nearest: Option<Witness>,
 }
 
@@ -332,20 +333,20 @@ impl Gatekeeper {
                 ),
                 _ => "the summary covers nothing to support it; it is unanchored".to_string(),
             };
-            let nearest = (witnesses.is_empty()
-                && crate::text::prose::names_nothing_checkable(&sentence))
-            .then(|| ranked.first().filter(|r| r.bm25 > 0.0))
-            .flatten()
-            .and_then(|r| {
-                let c = &from[r.candidate];
-                c.turn.map(|(turn, _)| Witness {
-                    rid: c.rid,
-                    turn: Some(turn),
-                    entailment: r.entailment.unwrap_or(0.0),
-                    contradicts: false,
-                    about: true,
-                })
-            });
+            let nearest = witnesses
+                .is_empty()
+                .then(|| ranked.first().filter(|r| r.bm25 > 0.0))
+                .flatten()
+                .and_then(|r| {
+                    let c = &from[r.candidate];
+                    c.turn.map(|(turn, _)| Witness {
+                        rid: c.rid,
+                        turn: Some(turn),
+                        entailment: r.entailment.unwrap_or(0.0),
+                        contradicts: false,
+                        about: true,
+                    })
+                });
             out.push(Derived {
                 sentence,
                 origin,

@@ -41,19 +41,24 @@ pub(crate) fn missing_origin(rid: Rid, claim: &Claim) -> Option<Finding> {
 }
 
 /// `unanchored-claim`: no raw-span ancestor through any chain of witnesses; not for a
-/// sentence that states what is still to be done (a plan asserts no history), nor for an
-/// abstractive sentence of a prose compaction that names nothing a span would hold word for
-/// word, for which the finder recorded the span nearest it (`nearest_judged`): a word scorer
-/// cannot place such a sentence, which is no evidence it was made up. Both stay unanchored.
+/// sentence that states what is still to be done (a plan asserts no history) or leads into
+/// the items after it (`text::prose::leads_in`: it states nothing of its own), nor for a
+/// sentence of a prose compaction that the finder could not place (it recorded the span
+/// nearest it, `nearest_judged`) when everything it names that a span would hold word for word
+/// stands in `raw`, the raw spans of its stream (`text::prose::names_only_what_is_held`): a word
+/// scorer that cannot place such a sentence has no evidence it was made up. Both stay
+/// unanchored.
 pub(crate) fn unanchored_claim(
     rid: Rid,
     claim: &Claim,
     anchored: bool,
     nearest_judged: bool,
+    raw: &[&str],
 ) -> Option<Finding> {
-    use crate::text::prose::{names_nothing_checkable, states_intent};
-    let abstractive = nearest_judged && names_nothing_checkable(&claim.text);
-    (!anchored && !states_intent(&claim.text) && !abstractive).then(|| {
+    use crate::text::prose::{leads_in, names_only_what_is_held, states_intent};
+    let abstractive = nearest_judged && names_only_what_is_held(&claim.text, raw);
+    let plan = states_intent(&claim.text) || leads_in(&claim.text);
+    (!anchored && !plan && !abstractive).then(|| {
         finding(Gate::UnanchoredClaim, rid, format!(
             "claim {} has no raw-span ancestor through any chain of witnesses; cite the spans it comes from",
             quote(&claim.text)
@@ -221,7 +226,7 @@ pub(crate) struct WitnessCheck {
 /// states no deed, so it names no speaker to check.
 pub(crate) fn named_speaker(claim: &str) -> Option<(&'static str, &'static [Role])> {
     use crate::text::Speaker;
-    if claim.trim_end_matches(['*', ' ']).ends_with(':') {
+    if crate::text::prose::leads_in(claim) {
         return None;
     }
     Some(match crate::text::named_speaker(claim)? {

@@ -265,11 +265,18 @@ impl Gatekeeper {
         let grounding = view.grounding(&rid)?;
         findings.extend(rules::missing_origin(rid, claim));
         let nearest = !grounding.anchored && view.nearest_judged(rid, claim)?;
+        let stream = if nearest {
+            view.stream_spans(&claim.stream)?
+        } else {
+            Default::default()
+        };
+        let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
         findings.extend(rules::unanchored_claim(
             rid,
             claim,
             grounding.anchored,
             nearest,
+            &raw,
         ));
         let (ancestors, carried) = view.ancestry(rid)?;
         let flags = provenance(view, rid, claim, grounding, &ancestors, findings)?;

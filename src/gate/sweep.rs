@@ -90,7 +90,13 @@ fn unanchored<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<
         if let Some(claim) = view.claim(c)? {
             if found.wanted(&claim.stream) {
                 let nearest = view.nearest_judged(c, &claim)?;
-                if let Some(f) = rules::unanchored_claim(c, &claim, false, nearest) {
+                let stream = if nearest {
+                    view.stream_spans(&claim.stream)?
+                } else {
+                    Default::default()
+                };
+                let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
+                if let Some(f) = rules::unanchored_claim(c, &claim, false, nearest, &raw) {
                     found.add(&claim.stream, f);
                 }
             }

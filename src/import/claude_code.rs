@@ -230,8 +230,8 @@ impl Translator {
                         } else if role == Role::User && self.delivered(text) {
                             report.skip("a queued message delivered (imported where it was typed)");
                         } else {
-                            let (role, name) = speaker(role, text);
-                            out.push(span(role, name, text.clone()));
+                            let (role, name, text) = speaker(role, text);
+                            out.push(span(role, name, text));
                         }
                     }
                     Some(Content::Parts(parts)) => {
@@ -242,8 +242,8 @@ impl Translator {
                                         "a queued message delivered (imported where it was typed)",
                                     ),
                                 Part::Text(t) if !t.trim().is_empty() => {
-                                    let (role, name) = speaker(role, t);
-                                    out.push(span(role, name, t.clone()))
+                                    let (role, name, t) = speaker(role, t);
+                                    out.push(span(role, name, t))
                                 }
                                 Part::Text(_) => report.skip("an empty text block"),
                                 Part::Block(b) => self.block(b, role, &span, &mut out, report),
@@ -293,8 +293,8 @@ impl Translator {
         match b.kind.as_str() {
             "text" => match &b.text {
                 Some(t) if !t.trim().is_empty() => {
-                    let (role, name) = speaker(role, t);
-                    out.push(span(role, name, t.clone()))
+                    let (role, name, t) = speaker(role, t);
+                    out.push(span(role, name, t))
                 }
                 _ => report.skip("an empty text block"),
             },
@@ -378,23 +378,46 @@ fn relays_an_answer(text: &str) -> bool {
         || t.contains("the user said:")
 }
 
-/// Who speaks a text of a user or assistant line. Claude Code writes into user lines what is
-/// not the user's words: what a slash command printed, inside `<local-command-stdout>` (or
-/// `-stderr`), a tool span named `local-command`; and the report of a background task or
-/// subagent that finished, inside `<task-notification>`, a tool span named
-/// `task-notification`.
-fn speaker(role: Role, text: &str) -> (Role, Option<String>) {
+/// Who speaks a text of a user or assistant line, and its words. Claude Code writes into user
+/// lines what is not the user's words: what a slash command printed, inside
+/// `<local-command-stdout>` (or `-stderr`), a tool span named `local-command`; and the report of
+/// a background task or subagent that finished, inside `<task-notification>`, a tool span named
+/// `task-notification`. A slash command the user typed, which Claude Code records in tags
+/// (`<command-name>/review</command-name>`, `<command-args>...</command-args>`), is the user's,
+/// as typed: "/review ...".
+fn speaker(role: Role, text: &str) -> (Role, Option<String>, String) {
     let t = text.trim_start();
     if role != Role::User {
-        return (role, None);
+        return (role, None, text.to_string());
     }
     if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
-        (Role::Tool, Some("local-command".into()))
+        (Role::Tool, Some("local-command".into()), text.to_string())
     } else if t.starts_with("<task-notification>") {
-        (Role::Tool, Some("task-notification".into()))
+        (
+            Role::Tool,
+            Some("task-notification".into()),
+            text.to_string(),
+        )
     } else {
-        (role, None)
+        let typed = slash_command(text);
+        (role, None, typed.unwrap_or_else(|| text.to_string()))
     }
+}
+
+/// A slash command as the user typed it, from the tags Claude Code records it in: the
+/// command's name and its arguments, joined by a space.
+fn slash_command(text: &str) -> Option<String> {
+    let inside = |tag: &str| {
+        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+        let from = text.find(&open)? + open.len();
+        let to = from + text[from..].find(&close)?;
+        Some(text[from..to].trim())
+    };
+    let name = inside("command-name").filter(|n| n.starts_with('/'))?;
+    Some(match inside("command-args").filter(|a| !a.is_empty()) {
+        Some(args) => format!("{name} {args}"),
+        None => name.to_string(),
+    })
 }
 
 /// The stream of a line: `claude-code:SESSION`, or for a sidechain

@@ -675,7 +675,9 @@ fn unjudged_losses<R: Read>(
             }
         }
     }
-    let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest)
+    // An unanchored claim has no raw ancestor, so only a sentence that names nothing is spared
+    // here; the finder's sentences are judged at their compaction, whose verdict says more.
+    let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest, &raw)
         .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None, &[]))
         .into_iter()
         .chain(rules::hedge_stripped(rid, claim, &witnesses))

@@ -75,23 +75,43 @@ pub fn states_intent(sentence: &str) -> bool {
     words.len() <= 4 && words.iter().any(|w| AHEAD.contains(&w.as_str()))
 }
 
-/// Whether a sentence names nothing a span would hold word for word: no code identifier
-/// (`text::code`), no digit, no quoted passage and no name (a capitalised word inside the
-/// sentence: "migrated to Kubernetes"). Such a sentence is abstractive ("Root cause identified
-/// but NOT YET FIXED"): its support may be spread over several turns in other words, so a word
-/// scorer that finds no span about it has no evidence it was made up.
-pub fn names_nothing_checkable(sentence: &str) -> bool {
-    !sentence.contains(|c: char| c.is_ascii_digit())
-        && crate::text::code::identifiers(sentence).is_empty()
-        && crate::text::verbatim::quotations(sentence).is_empty()
-        && !names_someone(sentence)
+/// Whether everything a sentence names that a span would hold word for word stands in one of
+/// the texts `held` (the raw spans of its stream), as written: each code identifier (`text::code`), each
+/// token with a digit and each name (a capitalised word inside the sentence: "migrated to
+/// Kubernetes"), and it quotes no passage (the finder anchors a sentence on a span that holds
+/// its quoted words when it ranks the span; a quote is looked for in every text of `held`). Such a sentence is
+/// abstractive ("Root cause identified but NOT YET FIXED", "Swinject DI used throughout" where
+/// the log names Swinject): its support may be spread over several turns in other words, so a
+/// word scorer that finds no span about it has no evidence it was made up. With `held` empty,
+/// a sentence that names nothing at all.
+pub fn names_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
+    let stands = |t: &str| held.iter().any(|h| h.contains(t));
+    let digits = sentence
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| w.contains(|c: char| c.is_ascii_digit()));
+    let quoted = crate::text::verbatim::quotations(sentence);
+    (quoted.is_empty()
+        || held
+            .iter()
+            .any(|h| crate::text::verbatim::holds_quoted(&quoted, h)))
+        && (crate::text::code::identifiers(sentence).iter()).all(|i| stands(i))
+        && digits.into_iter().all(stands)
+        && names(sentence).into_iter().all(stands)
 }
 
-/// Whether a sentence holds a name: a word in capitals and small letters ("Kubernetes",
-/// "PostgreSQL") that is not the first word of the sentence or of what follows its label
-/// ("Current work: All done"), nor the pronoun "I". A label's own words (before a colon, four
-/// words at most) are not the sentence's.
-fn names_someone(sentence: &str) -> bool {
+/// Whether a sentence leads into the items after it: it ends with a colon ("The user's
+/// requests were:", "Constraints in effect (from CLAUDE.md):"). It states nothing of its own;
+/// the items it leads into do.
+pub fn leads_in(sentence: &str) -> bool {
+    sentence.trim_end_matches(['*', ' ']).ends_with(':')
+}
+
+/// The names of a sentence: words in capitals and small letters ("Kubernetes", "PostgreSQL")
+/// that are not the first word of the sentence or of what follows its label ("Current work:
+/// All done"), nor the pronoun "I". A label's own words (before a colon, four words at most)
+/// are not the sentence's.
+fn names(sentence: &str) -> Vec<&str> {
     let t = sentence.trim_start_matches(['*', '#', '-', ' ']);
     let body = match t.split_once(':') {
         Some((label, rest)) if super::words(label).len() <= 4 => rest,
@@ -101,10 +121,11 @@ fn names_someone(sentence: &str) -> bool {
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .filter(|w| !w.is_empty())
         .skip(1)
-        .any(|w| {
+        .filter(|w| {
             let mut cs = w.chars();
-            cs.next().is_some_and(|c| c.is_uppercase()) && cs.any(|c| c.is_lowercase()) && w != "I"
+            cs.next().is_some_and(|c| c.is_uppercase()) && cs.any(|c| c.is_lowercase()) && *w != "I"
         })
+        .collect()
 }
 
 /// The state of [`claims`] between lines.
@@ -317,6 +338,37 @@ fn sentences(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `unanchored-claim` spares a sentence the finder could not place only when everything
+    /// it names that a span would hold stands in its stream.
+    #[test]
+    fn a_sentence_is_abstractive_when_its_stream_holds_all_it_names() {
+        let stream = [
+            "Swinject resolves the view models",
+            "port 5433 is open",
+            "see src/net/client.rs",
+        ];
+        let held = "Swinject DI is used throughout; port 5433 and src/net/client.rs came up.";
+        assert!(names_only_what_is_held(held, &stream));
+        // Near misses: a name, a number or an identifier the stream never holds.
+        for made_up in [
+            "Swinject DI moved to Kubernetes throughout.",
+            "Swinject DI is used on port 5434.",
+            "Swinject DI is set up in src/net/server.rs.",
+            "Swinject DI \"resolves every view model lazily\" here.",
+        ] {
+            assert!(!names_only_what_is_held(made_up, &stream), "{made_up}");
+        }
+        // With no stream, only a sentence that names nothing.
+        assert!(names_only_what_is_held(
+            "Root cause identified but NOT YET FIXED",
+            &[]
+        ));
+        assert!(!names_only_what_is_held(held, &[]));
+        assert!(leads_in("The user's explicit requests were:"));
+        assert!(leads_in("**Constraints in effect:**"));
+        assert!(!leads_in("Label: the user asked for 5433"));
+    }
 
     #[test]
     fn versions_paths_numbers_and_abbreviations_stay_whole() {

@@ -504,6 +504,8 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u5","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q3","content":"User responses:\n1. in the configured database"},{"type":"tool_result","tool_use_id":"q4","content":"User responses: queued for later"}]}}"#,
             "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u6","message":{"role":"user","content":"<command-message>security:review</command-message>\n<command-name>/security:review</command-name>\n<command-args>all of phase 14 work</command-args>"}}"#,
+            "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
             "\n",
         )
@@ -539,6 +541,13 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
         "{spans:?}"
     );
     assert_eq!(role_of("queued for later"), Some("tool"), "{spans:?}");
+    // A slash command the user typed is theirs, as typed, without Claude Code's tags.
+    let typed = spans.iter().find(|(_, t)| t.contains("security:review"));
+    assert_eq!(
+        typed.map(|(r, t)| (r.as_str(), t.as_str())),
+        Some(("user", "/security:review all of phase 14 work")),
+        "{spans:?}"
+    );
     assert_eq!(
         role_of("Background command finished"),
         Some("tool"),
