@@ -373,8 +373,8 @@ fn laundering_rate_scales_the_policy_by_the_budget_ratio_in_that_order() {
 }
 
 /// An identifier found verbatim in no raw span of the stream strikes the claim; one found in
-/// any earlier span, even one the claim does not cite, has not drifted, and a bare number is
-/// no identifier.
+/// any earlier span (or naming its tool), even one the claim does not cite, has not drifted,
+/// and a bare number is no identifier.
 #[test]
 fn identifier_drift() {
     fires(
@@ -429,6 +429,20 @@ fn identifier_drift() {
         "identifier-drift",
         Effect::Strike,
     );
+    // A tool's name is what the agent called: held by the span it names (turn 2 is `psql`'s),
+    // where a tool no span names has drifted.
+    let tool = |name: &str| {
+        with(&[summary(
+            &claim(
+                &format!("the `{name}` tool connected to staging-db on port 5433"),
+                "tool-output",
+                r#""turn:2""#,
+            ),
+            "",
+        )])
+    };
+    passes(&tool("psql"), "identifier-drift");
+    fires(&tool("mysql"), "identifier-drift", Effect::Strike);
 }
 
 #[test]

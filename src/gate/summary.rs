@@ -757,11 +757,14 @@ fn provenance<R: Read>(
 ) -> Result<Flags> {
     let mut flags = Flags::default();
     // An identifier is looked for in the claim's raw ancestors first, then in every raw span
-    // of its stream before the compaction, tool calls and their arguments included.
+    // of its stream before the compaction, tool calls with their names and arguments included
+    // (a tool's name, `Bash`, is what the agent called).
     let raw: Vec<&str> = ancestors.iter().map(|(_, s)| s.text.as_str()).collect();
     if !rules::drifted(&claim.text, &raw).is_empty() {
         let stream = view.stream_spans(&claim.stream)?;
+        let names = stream.iter().filter_map(|(_, s)| s.tool.as_deref());
         let mut raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
+        raw.extend(names);
         // An identifier a claim of the summary this one replaces states was judged with that
         // claim: carried forward, it has not drifted here.
         let carried = if rules::drifted(&claim.text, &raw).is_empty() {
