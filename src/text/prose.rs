@@ -78,7 +78,7 @@ pub fn states_intent(sentence: &str) -> bool {
 /// Whether everything a sentence names that a span would hold word for word stands in one of
 /// the texts `held` (the raw spans of its stream), as written: each code identifier (`text::code`), each
 /// token with a digit and each name (a capitalised word inside the sentence: "migrated to
-/// Kubernetes"), and it quotes no passage (the finder anchors a sentence on a span that holds
+/// Kubernetes"; held in lower case too), and it quotes no passage (the finder anchors a sentence on a span that holds
 /// its quoted words when it ranks the span; a quote is looked for in every text of `held`). Such a sentence is
 /// abstractive ("Root cause identified but NOT YET FIXED", "Swinject DI used throughout" where
 /// the log names Swinject): its support may be spread over several turns in other words, so a
@@ -86,6 +86,8 @@ pub fn states_intent(sentence: &str) -> bool {
 /// a sentence that names nothing at all.
 pub fn names_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
     let stands = |t: &str| held.iter().any(|h| h.contains(t));
+    // A name may stand in lower case ("Rust" in `rust-toolchain`).
+    let named = |t: &str| stands(t) || stands(&t.to_lowercase());
     let digits = sentence
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
@@ -97,7 +99,7 @@ pub fn names_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
             .any(|h| crate::text::verbatim::holds_quoted(&quoted, h)))
         && (crate::text::code::identifiers(sentence).iter()).all(|i| stands(i))
         && digits.into_iter().all(stands)
-        && names(sentence).into_iter().all(stands)
+        && names(sentence).into_iter().all(named)
 }
 
 /// Whether a sentence leads into the items after it: it ends with a colon ("The user's
@@ -108,24 +110,30 @@ pub fn leads_in(sentence: &str) -> bool {
 }
 
 /// The names of a sentence: words in capitals and small letters ("Kubernetes", "PostgreSQL")
-/// that are not the first word of the sentence or of what follows its label ("Current work:
-/// All done"), nor the pronoun "I". A label's own words (before a colon, four words at most)
-/// are not the sentence's.
+/// that do not open a phrase, nor are the pronoun "I". A word opens a phrase when it is the
+/// first of the sentence or of what follows its label ("Current work: All done"), follows a
+/// colon, a full stop or a dash, or opens a parenthesis or a quotation ("(Tell me how)"). A
+/// label's own words (before a colon, four words at most) are not the sentence's.
 fn names(sentence: &str) -> Vec<&str> {
     let t = sentence.trim_start_matches(['*', '#', '-', ' ']);
     let body = match t.split_once(':') {
         Some((label, rest)) if super::words(label).len() <= 4 => rest,
         _ => t,
     };
-    body.split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty())
-        .skip(1)
-        .filter(|w| {
-            let mut cs = w.chars();
-            cs.next().is_some_and(|c| c.is_uppercase()) && cs.any(|c| c.is_lowercase()) && *w != "I"
-        })
-        .collect()
+    let mut out = Vec::new();
+    let mut opens = true;
+    for raw in body.split_whitespace() {
+        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        let phrase = opens || raw.starts_with(['(', '"', '\'', '\u{201c}', '`', '[']);
+        opens = raw.ends_with([':', '.', ';', '!', '?'])
+            || matches!(raw, "-" | "\u{2014}" | "\u{2013}");
+        let mut cs = w.chars();
+        let name = cs.next().is_some_and(char::is_uppercase) && cs.any(char::is_lowercase);
+        if !phrase && name && w != "I" {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// The state of [`claims`] between lines.
@@ -359,6 +367,20 @@ mod tests {
         ] {
             assert!(!names_only_what_is_held(made_up, &stream), "{made_up}");
         }
+        // A name held in lower case is held ("rust" in a toolchain file); a capital that opens
+        // a parenthesis or a quotation opens a phrase and names no one.
+        let stream = [
+            "channel = \"stable\" in rust-toolchain.toml",
+            "port 5433 is open",
+        ];
+        assert!(names_only_what_is_held(
+            "The tool is built with Rust on port 5433 (Tell me how).",
+            &stream
+        ));
+        assert!(!names_only_what_is_held(
+            "The tool is built with Rust on port 5433 for Kubernetes.",
+            &stream
+        ));
         // With no stream, only a sentence that names nothing.
         assert!(names_only_what_is_held(
             "Root cause identified but NOT YET FIXED",
