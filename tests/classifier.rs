@@ -382,6 +382,32 @@ fn version_eight_needs_a_word_that_binds_the_value() {
     assert!(has(Role::User, "Allow at most 3 retries.", "commitment"));
 }
 
+/// Classifier version 9 (issue 36): a line that is one call is code, whatever its string
+/// says: a test's `t.Fatal("auth command not found")` in a diff reports no failure, where the
+/// shell's own "command not found" does; nor does such a line say why a retry would fail.
+#[test]
+fn version_nine_reads_a_call_as_code() {
+    let failed =
+        |role: Role, text: &str| found(role, text).iter().any(|(c, _)| c == "failed-attempt");
+    assert!(!failed(
+        Role::Tool,
+        "  +\tif authCmd == nil {\n  +\t\tt.Fatal(\"auth command not found\")\n  +\t}"
+    ));
+    assert!(!failed(Role::Tool, "log.error(\"connection refused\");"));
+    assert!(failed(Role::Tool, "bash: port: command not found"));
+    assert!(failed(
+        Role::Tool,
+        "Error: connect(ECONNREFUSED) failed: connection refused"
+    ));
+    // A failing test run whose output shows that code is a failure of the work, which a retry
+    // mends: it asks for no pin; the shell's own "command not found" still does.
+    let shown =
+        "--- FAIL: TestAuth (0.00s)\nexit status 1\n\t\tt.Fatal(\"auth command not found\")";
+    assert_eq!(failed_attempts(&[(Role::Tool, shown)]), 0);
+    let missing = "--- FAIL: TestAuth (0.00s)\nexit status 1\nbash: port: command not found";
+    assert_eq!(failed_attempts(&[(Role::Tool, missing)]), 1);
+}
+
 /// The failed attempts no pin covers in a stream of tool calls and outputs.
 fn failed_attempts(spans: &[(Role, &str)]) -> usize {
     let ledger = crate::util::ledger();

@@ -113,12 +113,13 @@ const STOPS_A_RETRY: &[&str] = &[
 ];
 
 /// The line of a failed attempt's output that says why a retry would fail ([`STOPS_A_RETRY`]),
-/// if one does: what the item then names.
+/// if one does: what the item then names. A line of code says nothing of the run
+/// (`t.Fatal("auth command not found")` in a test file the output shows).
 fn stops_a_retry(output: &str) -> Option<String> {
     (output.lines().map(str::trim))
         .find(|l| {
-            let l = l.to_lowercase();
-            STOPS_A_RETRY.iter().any(|c| l.contains(c))
+            let lower = l.to_lowercase();
+            STOPS_A_RETRY.iter().any(|c| lower.contains(c)) && !crate::text::is_code_line(l)
         })
         .map(|l| l.chars().take(300).collect())
 }

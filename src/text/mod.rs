@@ -557,14 +557,26 @@ pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
 }
 
 /// Whether a line is code or a numbered file listing, which states nothing: a line number and
-/// `→` open it (`57→ ...`, as a file reader prints), or it holds three or more of `{}[]();<>`.
+/// `→` open it (`57→ ...`, as a file reader prints), it holds three or more of `{}[]();<>`, or
+/// it is one call (`t.Fatal("auth command not found")`, `log.error("...");`), after a diff's
+/// `+` or `-` if any: a name, dotted or not, then `(`, and the line ends with `)` or `);`.
 /// The clash rules and the classifier read no statement in it.
 pub(crate) fn is_code_line(line: &str) -> bool {
     let t = line.trim_start();
     let listing = t
         .split_once('\u{2192}')
         .is_some_and(|(n, _)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
-    listing || t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3
+    let call = {
+        let c = t.trim_start_matches(['+', '-']).trim_start();
+        let name = c.find('(').map_or("", |i| &c[..i]);
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '.' | ':'))
+            && name.chars().next().is_some_and(char::is_alphabetic)
+            && (c.trim_end().ends_with(')') || c.trim_end().ends_with(");"))
+    };
+    listing || call || t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3
 }
 
 /// Whether the text hedges a statement: a sentence of it is hedged and states rather than
