@@ -406,6 +406,14 @@ fn version_nine_reads_a_call_as_code() {
     assert_eq!(failed_attempts(&[(Role::Tool, shown)]), 0);
     let missing = "--- FAIL: TestAuth (0.00s)\nexit status 1\nbash: port: command not found";
     assert_eq!(failed_attempts(&[(Role::Tool, missing)]), 1);
+    // Version 10: a file listing as `cat -n` prints it (a line number, then a tab) is code too.
+    assert!(!failed(
+        Role::Tool,
+        "    12\tError: the build failed\n    13\t"
+    ));
+    let listed =
+        "--- FAIL: TestAuth (0.00s)\nexit status 1\n    33\t### Rate Limiting & Pagination";
+    assert_eq!(failed_attempts(&[(Role::Tool, listed)]), 0);
 }
 
 /// The failed attempts no pin covers in a stream of tool calls and outputs.

@@ -222,6 +222,10 @@ fn plain(text: &str) -> String {
             }
             if !is_code(token) {
                 out.push_str(token);
+            } else {
+                // The token goes; the clause or sentence it ended still ends.
+                let end = token.trim_end_matches(['.', ',', ';', ':', '!', '?']);
+                out.push_str(&token[end.len()..]);
             }
         }
         out.push('\n');
@@ -937,6 +941,21 @@ mod tests {
             ),
             None
         );
+    }
+
+    /// Issue 36, the seventh held-out half: a token of code left out keeps the end of the
+    /// sentence it closed ("retry-failure()." ends it), so a denial before it governs nothing
+    /// after it; and a file listing as `cat -n` prints it states nothing.
+    #[test]
+    fn a_sentence_ends_where_a_code_token_ended_it_and_listings_state_nothing() {
+        let span = "populated only on success, not on a retry-failure(). Phase 2 checks the key.";
+        assert_eq!(clash("Phase 2 checks the key the map bridges", span), None);
+        // Near miss: with no full stop after the code, the denial reaches "Phase 2".
+        let unended = "populated only on success, not on a retry-failure() Phase 2 checks the key.";
+        assert!(clash("Phase 2 checks the key the map bridges", unended).is_some());
+        let listing = "    19\tScope: 19 checks in the file";
+        assert_eq!(clash("The file is 1715 lines", listing), None);
+        assert!(clash("The file holds 1715 checks", "Scope: 19 checks in the file").is_some());
     }
 
     /// Issue 36, the fourth held-out half: a denial clashes only with what it denies, of what

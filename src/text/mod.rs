@@ -557,15 +557,20 @@ pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
 }
 
 /// Whether a line is code or a numbered file listing, which states nothing: a line number and
-/// `→` open it (`57→ ...`, as a file reader prints), it holds three or more of `{}[]();<>`, or
+/// `→` or a tab open it (`57→ ...`, `57\t...`, as file readers and `cat -n` print), it holds
+/// three or more of `{}[]();<>`, or
 /// it is one call (`t.Fatal("auth command not found")`, `log.error("...");`), after a diff's
 /// `+` or `-` if any: a name, dotted or not, then `(`, and the line ends with `)` or `);`.
 /// The clash rules and the classifier read no statement in it.
 pub(crate) fn is_code_line(line: &str) -> bool {
     let t = line.trim_start();
-    let listing = t
-        .split_once('\u{2192}')
-        .is_some_and(|(n, _)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()));
+    let numbered =
+        |(n, _): (&str, &str)| !n.is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit());
+    let listing = line
+        .trim_start_matches(' ')
+        .split_once('\t')
+        .is_some_and(numbered)
+        || t.split_once('\u{2192}').is_some_and(numbered);
     let call = {
         let c = t.trim_start_matches(['+', '-']).trim_start();
         let name = c.find('(').map_or("", |i| &c[..i]);
