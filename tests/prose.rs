@@ -181,6 +181,36 @@ fn an_abstractive_sentence_no_span_places_stays_unanchored_without_a_finding() {
     assert!(p.outcome.struck.is_empty(), "{:?}", p.outcome.findings);
 }
 
+/// A sentence that names the user where the finder found only the assistant's turn stays
+/// unverified and is not struck: the finder chose that span by its words, and a user's brief
+/// reply ("2", "unlocked") is no span a word scorer can place. A claim a runtime cites itself
+/// is struck for the same mismatch (`gates::a_named_speaker_is_checked_against_the_words_it_quotes`).
+#[test]
+fn a_speaker_the_finders_span_is_not_leaves_the_sentence_unverified() {
+    let (ledger, rids) = ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "The user moved retry handling into src/net/client.rs.",
+    );
+    let (appended, d) = &p.claims[0];
+    assert_eq!(d.witnesses[0].turn, Some(4), "{d:?}");
+    assert!(p.outcome.struck.is_empty(), "{:?}", p.outcome.findings);
+    let status = p.outcome.claims.iter().find(|c| c.claim == appended.rid);
+    assert_eq!(status.map(|c| c.status), Some(Status::Unverified));
+    // Near miss: naming the speaker the span is, the sentence is verified.
+    drop(ledger);
+    let (ledger, rids) = self::ledger();
+    let p = propose(
+        &ledger,
+        rids,
+        "The assistant moved retry handling into src/net/client.rs.",
+    );
+    let (appended, _) = &p.claims[0];
+    let status = p.outcome.claims.iter().find(|c| c.claim == appended.rid);
+    assert_eq!(status.map(|c| c.status), Some(Status::Verified));
+}
+
 #[test]
 fn a_contradicted_sentence_is_struck_and_its_near_miss_admitted() {
     let (ledger, rids) = ledger();

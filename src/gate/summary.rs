@@ -286,7 +286,13 @@ impl Gatekeeper {
             .filter(|(r, _)| claim.witnesses.contains(r))
             .collect();
         let cited = cited(claim, &ancestors);
-        let check = self.witness_check(view, claim, &cited, &at, window)?;
+        let mut check = self.witness_check(view, claim, &cited, &at, window)?;
+        // A speaker the finder's witnesses are not is the finder's choice of span, not the
+        // sentence's: the claim stays unverified, and is not struck for it.
+        let speaker_unsure = check.speaker.is_some() && view.placed_by_finder(rid, claim)?;
+        if speaker_unsure {
+            check.speaker = None;
+        }
         // A judge's answer that decided a cited span's scores is recorded with the verdict.
         for (span, sp) in &cited {
             if let Some(a) = self.scorer.ruling(&claim.text, &sp.text) {
@@ -350,7 +356,9 @@ impl Gatekeeper {
         } else if fabricated || flags.drift {
             // Struck: a claim whose identifier no raw span holds asserts what none says.
             Status::Fabricated
-        } else if grounding.regrounded || (entailed && !laundered && !flags.weak && !flags.drift) {
+        } else if grounding.regrounded
+            || (entailed && !laundered && !flags.weak && !flags.drift && !speaker_unsure)
+        {
             Status::Verified
         } else {
             Status::Unverified

@@ -177,6 +177,20 @@ impl<'a, R: Read> View<'a, R> {
         Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| contra.contains(w)))
     }
 
+    /// Whether the prose finder chose the spans `claim` cites: a recorded judgement of the
+    /// claim names one of them (SPEC.md 8.8). Such witnesses are cairn's reading of a
+    /// sentence, not the summary's own citation.
+    pub fn placed_by_finder(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
+        for d in self.read.dependents(&rid)? {
+            if let Some(Record::Judgement(j)) = self.read.get_trusted(&d)? {
+                if j.claim == rid && claim.witnesses.contains(&j.span) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// The spans a recorded judgement of `relation` names for the claim `rid`.
     fn judged(&mut self, rid: Rid, relation: crate::record::Relation) -> Result<HashSet<Rid>> {
         let mut out = HashSet::new();
