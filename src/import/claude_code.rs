@@ -314,16 +314,17 @@ impl Translator {
                 let name = (b.tool_use_id.as_ref()).and_then(|id| self.calls.get(id).cloned());
                 let text = shape::text(&b.content);
                 // What the user answered to the assistant's question is the user's words, which
-                // the tool only relays; when no one answered, the tool speaks for itself.
-                let role = if name.as_deref().is_some_and(asks_the_user) && relays_an_answer(&text)
-                {
-                    Role::User
-                } else {
-                    Role::Tool
-                };
+                // the tool only relays; when no one answered, the tool speaks for itself. A relay
+                // that repeats each question ("Q"="A") is the tool's, and the answers alone are
+                // the user's: the questions are the assistant's words.
+                let answer = name.as_deref().is_some_and(asks_the_user) && relays_an_answer(&text);
                 if text.trim().is_empty() {
                     report.skip("a tool result without text");
+                } else if let Some(answers) = answer.then(|| answers(&text)).flatten() {
+                    out.push(span(Role::Tool, name.clone(), text));
+                    out.push(span(Role::User, name, answers));
                 } else {
+                    let role = if answer { Role::User } else { Role::Tool };
                     out.push(span(role, name, text));
                 }
             }
@@ -376,6 +377,28 @@ fn relays_an_answer(text: &str) -> bool {
     .iter()
     .any(|p| t.starts_with(p))
         || t.contains("the user said:")
+}
+
+/// The answers of a relay that repeats each question (`"Q1"="A1", "Q2"="A2"`), one per line;
+/// `None` when it holds no such pair.
+fn answers(text: &str) -> Option<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\"=\"") {
+        let after = &rest[at + 3..];
+        // The answer runs to the quote that closes it: one followed by a comma, a full stop
+        // or the text's end.
+        let end = (after.match_indices('"'))
+            .map(|(i, _)| i)
+            .find(|i| {
+                let next = after[i + 1..].chars().next();
+                next.is_none_or(|c| matches!(c, ',' | '.' | '\n' | ' '))
+            })
+            .unwrap_or(after.len());
+        out.push(after[..end].trim().to_string());
+        rest = &after[end.min(after.len())..];
+    }
+    (!out.is_empty()).then(|| out.join("\n"))
 }
 
 /// Who speaks a text of a user or assistant line, and its words. Claude Code writes into user

@@ -504,6 +504,10 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u5","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q3","content":"User responses:\n1. in the configured database"},{"type":"tool_result","tool_use_id":"q4","content":"User responses: queued for later"}]}}"#,
             "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"a4","message":{"role":"assistant","content":[{"type":"tool_use","id":"q5","name":"AskUserQuestion","input":{"questions":[]}}]}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u7","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"q5","content":"User has answered your questions: \"Send an email 2 hours after pickup?\"=\"B) Skip it\", \"Keep the budget at 400?\"=\"Yes, 400\". You can now continue with the user's answers in mind."}]}}"#,
+            "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u6","message":{"role":"user","content":"<command-message>security:review</command-message>\n<command-name>/security:review</command-name>\n<command-args>all of phase 14 work</command-args>"}}"#,
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
@@ -541,6 +545,16 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
         "{spans:?}"
     );
     assert_eq!(role_of("queued for later"), Some("tool"), "{spans:?}");
+    // A relay that repeats each question is the tool's; the answers alone are the user's.
+    assert_eq!(role_of("Send an email 2 hours"), Some("tool"), "{spans:?}");
+    let answered = spans
+        .iter()
+        .find(|(r, t)| r == "user" && t.contains("Skip it"));
+    assert_eq!(
+        answered.map(|(_, t)| t.as_str()),
+        Some("B) Skip it\nYes, 400"),
+        "{spans:?}"
+    );
     // A slash command the user typed is theirs, as typed, without Claude Code's tags.
     let typed = spans.iter().find(|(_, t)| t.contains("security:review"));
     assert_eq!(
