@@ -264,20 +264,7 @@ impl Gatekeeper {
         } = judged;
         let grounding = view.grounding(&rid)?;
         findings.extend(rules::missing_origin(rid, claim));
-        let nearest = !grounding.anchored && view.nearest_judged(rid, claim)?;
-        let stream = if nearest {
-            view.stream_spans(&claim.stream)?
-        } else {
-            Default::default()
-        };
-        let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
-        findings.extend(rules::unanchored_claim(
-            rid,
-            claim,
-            grounding.anchored,
-            nearest,
-            &raw,
-        ));
+        findings.extend(unanchored(view, rid, claim, grounding.anchored)?);
         let (ancestors, carried) = view.ancestry(rid)?;
         let flags = provenance(view, rid, claim, grounding, &ancestors, findings)?;
         // Witness first: the claim against the raw spans it cites (its raw ancestors, when it
@@ -751,6 +738,24 @@ fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)
     } else {
         direct
     }
+}
+
+/// `unanchored-claim` for one claim: the prose finder's recorded nearest span, and for such a
+/// sentence the raw spans of its stream, which must hold what it names (`rules::unanchored_claim`).
+pub(super) fn unanchored<R: Read>(
+    view: &mut View<'_, R>,
+    rid: Rid,
+    claim: &Claim,
+    anchored: bool,
+) -> Result<Option<Finding>> {
+    let nearest = !anchored && view.nearest_judged(rid, claim)?;
+    let stream = if nearest {
+        view.stream_spans(&claim.stream)?
+    } else {
+        Default::default()
+    };
+    let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
+    Ok(rules::unanchored_claim(rid, claim, anchored, nearest, &raw))
 }
 
 /// `identifier-drift`, `origin-mismatch` and `hedge-stripped` for one claim, from its raw-span

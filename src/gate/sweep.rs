@@ -89,14 +89,7 @@ fn unanchored<R: Read>(view: &mut View<'_, R>, found: &mut Found<'_>) -> Result<
     for c in view.read.unanchored_claims()? {
         if let Some(claim) = view.claim(c)? {
             if found.wanted(&claim.stream) {
-                let nearest = view.nearest_judged(c, &claim)?;
-                let stream = if nearest {
-                    view.stream_spans(&claim.stream)?
-                } else {
-                    Default::default()
-                };
-                let raw: Vec<&str> = stream.iter().map(|(_, s)| s.text.as_str()).collect();
-                if let Some(f) = rules::unanchored_claim(c, &claim, false, nearest, &raw) {
+                if let Some(f) = super::summary::unanchored(view, c, &claim, false)? {
                     found.add(&claim.stream, f);
                 }
             }

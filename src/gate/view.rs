@@ -158,14 +158,14 @@ impl<'a, R: Read> View<'a, R> {
     /// entailing it: a recorded `neutral` judgement names the pair (SPEC.md 8.8). Such a claim
     /// is anchored and stays unverified; no finding says it was made up.
     pub fn only_about(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
-        let neutral = self.judged(rid, crate::record::Relation::Neutral)?;
+        let neutral = self.judged(rid, Some(crate::record::Relation::Neutral))?;
         Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| neutral.contains(w)))
     }
 
     /// Whether the prose finder recorded a span nearest an unplaced claim: a `neutral`
     /// judgement of a span the claim does not cite (SPEC.md 8.8).
     pub fn nearest_judged(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
-        let neutral = self.judged(rid, crate::record::Relation::Neutral)?;
+        let neutral = self.judged(rid, Some(crate::record::Relation::Neutral))?;
         Ok(neutral.iter().any(|s| !claim.witnesses.contains(s)))
     }
 
@@ -173,7 +173,7 @@ impl<'a, R: Read> View<'a, R> {
     /// (nothing supported the sentence, and the span it speaks of clashes with it): a recorded
     /// `contradicts` judgement names each pair.
     pub fn found_contradicting(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
-        let contra = self.judged(rid, crate::record::Relation::Contradicts)?;
+        let contra = self.judged(rid, Some(crate::record::Relation::Contradicts))?;
         Ok(!claim.witnesses.is_empty() && claim.witnesses.iter().all(|w| contra.contains(w)))
     }
 
@@ -181,22 +181,21 @@ impl<'a, R: Read> View<'a, R> {
     /// claim names one of them (SPEC.md 8.8). Such witnesses are cairn's reading of a
     /// sentence, not the summary's own citation.
     pub fn placed_by_finder(&mut self, rid: Rid, claim: &Claim) -> Result<bool> {
-        for d in self.read.dependents(&rid)? {
-            if let Some(Record::Judgement(j)) = self.read.get_trusted(&d)? {
-                if j.claim == rid && claim.witnesses.contains(&j.span) {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+        let judged = self.judged(rid, None)?;
+        Ok(claim.witnesses.iter().any(|w| judged.contains(w)))
     }
 
-    /// The spans a recorded judgement of `relation` names for the claim `rid`.
-    fn judged(&mut self, rid: Rid, relation: crate::record::Relation) -> Result<HashSet<Rid>> {
+    /// The spans a recorded judgement of `relation` (of any, with `None`) names for the claim
+    /// `rid`.
+    fn judged(
+        &mut self,
+        rid: Rid,
+        relation: Option<crate::record::Relation>,
+    ) -> Result<HashSet<Rid>> {
         let mut out = HashSet::new();
         for d in self.read.dependents(&rid)? {
             if let Some(Record::Judgement(j)) = self.read.get_trusted(&d)? {
-                if j.claim == rid && j.relation == relation {
+                if j.claim == rid && relation.is_none_or(|r| j.relation == r) {
                     out.insert(j.span);
                 }
             }

@@ -396,7 +396,7 @@ fn answers(text: &str) -> Option<String> {
             })
             .unwrap_or(after.len());
         out.push(after[..end].trim().to_string());
-        rest = &after[end.min(after.len())..];
+        rest = &after[end..];
     }
     (!out.is_empty()).then(|| out.join("\n"))
 }
@@ -410,21 +410,17 @@ fn answers(text: &str) -> Option<String> {
 /// as typed: "/review ...".
 fn speaker(role: Role, text: &str) -> (Role, Option<String>, String) {
     let t = text.trim_start();
-    if role != Role::User {
-        return (role, None, text.to_string());
-    }
-    if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
-        (Role::Tool, Some("local-command".into()), text.to_string())
+    let (role, name) = if role != Role::User {
+        (role, None)
+    } else if t.starts_with("<local-command-stdout>") || t.starts_with("<local-command-stderr>") {
+        (Role::Tool, Some("local-command".into()))
     } else if t.starts_with("<task-notification>") {
-        (
-            Role::Tool,
-            Some("task-notification".into()),
-            text.to_string(),
-        )
+        (Role::Tool, Some("task-notification".into()))
     } else {
-        let typed = slash_command(text);
-        (role, None, typed.unwrap_or_else(|| text.to_string()))
-    }
+        (role, None)
+    };
+    let typed = (role == Role::User).then(|| slash_command(text)).flatten();
+    (role, name, typed.unwrap_or_else(|| text.to_string()))
 }
 
 /// A slash command as the user typed it, from the tags Claude Code records it in: the

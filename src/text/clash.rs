@@ -197,10 +197,11 @@ pub fn clash(a: &str, b: &str) -> Option<Clash> {
     let quoted = super::words(a);
     let (a, b) = (plain(a), plain(b));
     let ours = subject(&a);
+    let english = !foreign(&a);
     super::sentences(&b)
         .into_iter()
         .filter(|sb| about(&ours, sb) && !quotes(&quoted, sb))
-        .find_map(|sb| clash_one(&a, sb, &b))
+        .find_map(|sb| clash_one(&a, sb, &b, english && !foreign(sb)))
 }
 
 /// A text as the clash rules read it: what it asserts in words. A passage it quotes (three
@@ -335,9 +336,9 @@ fn about(subject: &[String], sentence: &str) -> bool {
 }
 
 /// How sentence `b` of the text `whole` clashes with `a`.
-/// Values clash in any language; a negation or an antonym only in English ([`foreign`]).
-fn clash_one(a: &str, b: &str, whole: &str) -> Option<Clash> {
-    let english = !foreign(a) && !foreign(b);
+/// Values clash in any language; a negation or an antonym only when both sides are `english`
+/// ([`foreign`]).
+fn clash_one(a: &str, b: &str, whole: &str, english: bool) -> Option<Clash> {
     value(a, b, whole)
         .or_else(|| name(a, b))
         .or_else(|| swapped(a, b))

@@ -558,9 +558,9 @@ pub fn is_hedged_words(text: &str, words: &[String]) -> bool {
 
 /// Whether a line is code or a numbered file listing, which states nothing: a line number and
 /// `→` or a tab open it (`57→ ...`, `57\t...`, as file readers and `cat -n` print), it holds
-/// three or more of `{}[]();<>`, or
-/// it is one call (`t.Fatal("auth command not found")`, `log.error("...");`), after a diff's
-/// `+` or `-` if any: a name, dotted or not, then `(`, and the line ends with `)` or `);`.
+/// three or more of `{}[]();<>`, or it is one call (`t.Fatal("auth command not found")`,
+/// `log.error("...");`), after a diff's `+` or `-` if any: a name, dotted or not, then `(`, and
+/// the line ends with `)` or `);`.
 /// The clash rules and the classifier read no statement in it.
 pub(crate) fn is_code_line(line: &str) -> bool {
     let t = line.trim_start();
@@ -579,7 +579,10 @@ pub(crate) fn is_code_line(line: &str) -> bool {
                 .chars()
                 .all(|ch| ch.is_alphanumeric() || matches!(ch, '_' | '.' | ':'))
             && name.chars().next().is_some_and(char::is_alphabetic)
-            && (c.trim_end().ends_with(')') || c.trim_end().ends_with(");"))
+            && c.trim_end()
+                .strip_suffix(';')
+                .unwrap_or(c.trim_end())
+                .ends_with(')')
     };
     listing || call || t.chars().filter(|c| "{}[]();<>".contains(*c)).count() >= 3
 }

@@ -76,10 +76,10 @@ pub fn states_intent(sentence: &str) -> bool {
 }
 
 /// Whether everything a sentence names that a span would hold word for word stands in one of
-/// the texts `held` (the raw spans of its stream), as written: each code identifier (`text::code`), each
-/// token with a digit and each name (a capitalised word inside the sentence: "migrated to
-/// Kubernetes"; held in lower case too), and it quotes no passage (the finder anchors a sentence on a span that holds
-/// its quoted words when it ranks the span; a quote is looked for in every text of `held`). Such a sentence is
+/// the texts `held` (the raw spans of its stream), as written: each code identifier
+/// (`text::code`), each token with a digit, each name (a capitalised word inside the sentence:
+/// "migrated to Kubernetes"; held in lower case too) and each quoted passage (looked for in
+/// every text of `held`, since the finder looks only in the spans it ranks). Such a sentence is
 /// abstractive ("Root cause identified but NOT YET FIXED", "Swinject DI used throughout" where
 /// the log names Swinject): its support may be spread over several turns in other words, so a
 /// word scorer that finds no span about it has no evidence it was made up. With `held` empty,
