@@ -327,7 +327,7 @@ fn judge(
             label()?;
             // The identifiers the finding names: between "states " and ", which".
             let named = f.detail.split(" states ").nth(1)?.split(", which").next()?;
-            named.split(", ").any(|id| !before.contains(id))
+            ids(named).iter().any(|id| !before.contains(id.as_str()))
         }
         Gate::UnpinnedReference | Gate::PinLoss => {
             let lost = words(&f.detail);
@@ -337,6 +337,26 @@ fn judge(
         }
         _ => label().is_some_and(bad),
     })
+}
+
+/// The identifiers a finding names, which it joins with ", ": a piece that leaves a bracket
+/// open is one identifier with the next (`newTestServer(t, handler)`).
+fn ids(named: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = 0i32;
+    for piece in named.split(", ") {
+        match out.last_mut() {
+            Some(last) if open > 0 => {
+                last.push_str(", ");
+                last.push_str(piece);
+            }
+            _ => out.push(piece.to_string()),
+        }
+        open += piece.matches(['(', '[', '{']).count() as i32
+            - piece.matches([')', ']', '}']).count() as i32;
+        open = open.max(0);
+    }
+    out
 }
 
 fn pct(t: &Tally) -> String {

@@ -78,9 +78,7 @@ pub struct Derived {
     pub why: String,
     /// For a sentence no candidate places: the span nearest it by BM25, judged `neutral` and
     /// not cited. The claim stays unanchored; the recorded judgement shows the finder looked,
-    /// and `unanchored-claim` does not strike it when everything it names that a span would
-    /// hold word for word stands in its stream (`text::prose::names_only_what_is_held`; SPEC.md
-    /// 8.1, 8.8).
+    /// and `unanchored-claim` does not strike it (SPEC.md 8.1, 8.8).
     pub nearest: Option<Witness>,
 }
 

@@ -44,10 +44,10 @@ pub(crate) fn missing_origin(rid: Rid, claim: &Claim) -> Option<Finding> {
 /// sentence that states what is still to be done (a plan asserts no history) or leads into
 /// the items after it (`text::prose::leads_in`: it states nothing of its own), nor for a
 /// sentence of a prose compaction that the finder could not place (it recorded the span
-/// nearest it, `nearest_judged`) when everything it names that a span would hold word for word
-/// stands in `raw`, the raw spans of its stream (`text::prose::names_only_what_is_held`): a word
-/// scorer that cannot place such a sentence has no evidence it was made up. Both stay
-/// unanchored.
+/// nearest it, `nearest_judged`): a word scorer that cannot place a sentence has no evidence
+/// it was made up. Such a sentence is struck still when it quotes a passage that no text of
+/// `raw`, the raw spans of its stream, holds (`text::prose::quotes_only_what_is_held`): a
+/// quotation claims someone's very words. The spared stay unanchored, never verified.
 pub(crate) fn unanchored_claim(
     rid: Rid,
     claim: &Claim,
@@ -55,8 +55,8 @@ pub(crate) fn unanchored_claim(
     nearest_judged: bool,
     raw: &[&str],
 ) -> Option<Finding> {
-    use crate::text::prose::{leads_in, names_only_what_is_held, states_intent};
-    let abstractive = nearest_judged && names_only_what_is_held(&claim.text, raw);
+    use crate::text::prose::{leads_in, quotes_only_what_is_held, states_intent};
+    let abstractive = nearest_judged && quotes_only_what_is_held(&claim.text, raw);
     let plan = states_intent(&claim.text) || leads_in(&claim.text);
     (!anchored && !plan && !abstractive).then(|| {
         finding(Gate::UnanchoredClaim, rid, format!(

@@ -300,14 +300,15 @@ impl Gatekeeper {
             .then(|| rules::fabricated_claim(rid, claim, grounding, &check, &self.policy))
             .flatten();
         // A clash with the span the prose finder picked because nothing supported the
-        // sentence is cairn's reading, not the claim's own witness: the claim is struck.
-        if let Some(f) = fabricated
-            .as_mut()
-            .filter(|f| f.gate == Gate::ContradictedClaim)
+        // sentence is cairn's reading, not the claim's own witness: the finder chose that span
+        // by its words, so it is about the same thing, and a word scorer's clash with it is no
+        // evidence the sentence is false. The claim stays unverified, and is not struck.
+        if fabricated
+            .as_ref()
+            .is_some_and(|f| f.gate == Gate::ContradictedClaim)
+            && view.found_contradicting(rid, claim)?
         {
-            if view.found_contradicting(rid, claim)? {
-                f.gate = Gate::FabricatedClaim;
-            }
+            fabricated = None;
         }
         let fabricated = fabricated.map(|f| findings.push(f)).is_some();
         let window_name = Some("this summary's source window");
@@ -741,7 +742,8 @@ fn cited<'a>(claim: &Claim, ancestors: &'a [(Rid, Span)]) -> Vec<&'a (Rid, Span)
 }
 
 /// `unanchored-claim` for one claim: the prose finder's recorded nearest span, and for such a
-/// sentence the raw spans of its stream, which must hold what it names (`rules::unanchored_claim`).
+/// sentence that quotes, the raw spans of its stream, which must hold a passage it quotes
+/// (`rules::unanchored_claim`).
 pub(super) fn unanchored<R: Read>(
     view: &mut View<'_, R>,
     rid: Rid,
@@ -749,7 +751,7 @@ pub(super) fn unanchored<R: Read>(
     anchored: bool,
 ) -> Result<Option<Finding>> {
     let nearest = !anchored && view.nearest_judged(rid, claim)?;
-    let stream = if nearest {
+    let stream = if nearest && crate::text::prose::quotes(&claim.text) {
         view.stream_spans(&claim.stream)?
     } else {
         Default::default()

@@ -675,8 +675,8 @@ fn unjudged_losses<R: Read>(
             }
         }
     }
-    // An unanchored claim has no raw ancestor, so only a sentence that names nothing is spared
-    // here; the finder's sentences are judged at their compaction, whose verdict says more.
+    // A sentence the finder could not place is spared, as at its compaction, unless it quotes
+    // what no raw span holds.
     let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest, &raw)
         .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None, &[]))
         .into_iter()

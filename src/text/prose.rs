@@ -75,31 +75,17 @@ pub fn states_intent(sentence: &str) -> bool {
     words.len() <= 4 && words.iter().any(|w| AHEAD.contains(&w.as_str()))
 }
 
-/// Whether everything a sentence names that a span would hold word for word stands in one of
-/// the texts `held` (the raw spans of its stream), as written: each code identifier
-/// (`text::code`), each token with a digit, each name (a capitalised word inside the sentence:
-/// "migrated to Kubernetes"; held in lower case too) and each quoted passage (looked for in
-/// every text of `held`, since the finder looks only in the spans it ranks). Such a sentence is
-/// abstractive ("Root cause identified but NOT YET FIXED", "Swinject DI used throughout" where
-/// the log names Swinject): its support may be spread over several turns in other words, so a
-/// word scorer that finds no span about it has no evidence it was made up. With `held` empty,
-/// a sentence that names nothing at all.
-pub fn names_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
-    let stands = |t: &str| held.iter().any(|h| h.contains(t));
-    // A name may stand in lower case ("Rust" in `rust-toolchain`).
-    let named = |t: &str| stands(t) || stands(&t.to_lowercase());
-    let digits = sentence
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| w.contains(|c: char| c.is_ascii_digit()));
+/// Whether a sentence quotes a passage (three words or more between quotation marks).
+pub fn quotes(sentence: &str) -> bool {
+    !crate::text::verbatim::quotations(sentence).is_empty()
+}
+
+/// Whether a passage a sentence quotes stands in one of the texts `held` (the raw spans of its
+/// stream), when it quotes one: a quotation claims someone's very words, so one that no span
+/// holds is no abstraction of the log ("Their last word was \"ship it on friday\"").
+pub fn quotes_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
     let quoted = crate::text::verbatim::quotations(sentence);
-    (quoted.is_empty()
-        || held
-            .iter()
-            .any(|h| crate::text::verbatim::holds_quoted(&quoted, h)))
-        && (crate::text::code::identifiers(sentence).iter()).all(|i| stands(i))
-        && digits.into_iter().all(stands)
-        && names(sentence).into_iter().all(named)
+    quoted.is_empty() || (held.iter()).any(|h| crate::text::verbatim::holds_quoted(&quoted, h))
 }
 
 /// Whether a sentence leads into the items after it: it ends with a colon ("The user's
@@ -107,33 +93,6 @@ pub fn names_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
 /// the items it leads into do.
 pub fn leads_in(sentence: &str) -> bool {
     sentence.trim_end_matches(['*', ' ']).ends_with(':')
-}
-
-/// The names of a sentence: words in capitals and small letters ("Kubernetes", "PostgreSQL")
-/// that do not open a phrase, nor are the pronoun "I". A word opens a phrase when it is the
-/// first of the sentence or of what follows its label ("Current work: All done"), follows a
-/// colon, a full stop or a dash, or opens a parenthesis or a quotation ("(Tell me how)"). A
-/// label's own words (before a colon, four words at most) are not the sentence's.
-fn names(sentence: &str) -> Vec<&str> {
-    let t = sentence.trim_start_matches(['*', '#', '-', ' ']);
-    let body = match t.split_once(':') {
-        Some((label, rest)) if super::words(label).len() <= 4 => rest,
-        _ => t,
-    };
-    let mut out = Vec::new();
-    let mut opens = true;
-    for raw in body.split_whitespace() {
-        let w = raw.trim_matches(|c: char| !c.is_alphanumeric());
-        let phrase = opens || raw.starts_with(['(', '"', '\'', '\u{201c}', '`', '[']);
-        opens = raw.ends_with([':', '.', ';', '!', '?'])
-            || matches!(raw, "-" | "\u{2014}" | "\u{2013}");
-        let mut cs = w.chars();
-        let name = cs.next().is_some_and(char::is_uppercase) && cs.any(char::is_lowercase);
-        if !phrase && name && w != "I" {
-            out.push(w);
-        }
-    }
-    out
 }
 
 /// The state of [`claims`] between lines.
@@ -347,46 +306,31 @@ fn sentences(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// `unanchored-claim` spares a sentence the finder could not place only when everything
-    /// it names that a span would hold stands in its stream.
+    /// `unanchored-claim` spares a sentence the finder could not place unless it quotes a
+    /// passage no span of its stream holds.
     #[test]
-    fn a_sentence_is_abstractive_when_its_stream_holds_all_it_names() {
-        let stream = [
-            "Swinject resolves the view models",
-            "port 5433 is open",
-            "see src/net/client.rs",
-        ];
-        let held = "Swinject DI is used throughout; port 5433 and src/net/client.rs came up.";
-        assert!(names_only_what_is_held(held, &stream));
-        // Near misses: a name, a number or an identifier the stream never holds.
-        for made_up in [
-            "Swinject DI moved to Kubernetes throughout.",
-            "Swinject DI is used on port 5434.",
-            "Swinject DI is set up in src/net/server.rs.",
-            "Swinject DI \"resolves every view model lazily\" here.",
-        ] {
-            assert!(!names_only_what_is_held(made_up, &stream), "{made_up}");
-        }
-        // A name held in lower case is held ("rust" in a toolchain file); a capital that opens
-        // a parenthesis or a quotation opens a phrase and names no one.
-        let stream = [
-            "channel = \"stable\" in rust-toolchain.toml",
-            "port 5433 is open",
-        ];
-        assert!(names_only_what_is_held(
-            "The tool is built with Rust on port 5433 (Tell me how).",
+    fn a_quotation_must_stand_in_the_stream() {
+        let stream = ["We are still on libfoo 2.3.1, do not bump."];
+        assert!(quotes_only_what_is_held(
+            "Moved to Kubernetes in a day.",
             &stream
         ));
-        assert!(!names_only_what_is_held(
-            "The tool is built with Rust on port 5433 for Kubernetes.",
+        assert!(quotes_only_what_is_held(
+            "Their word was \"do not bump\" on libfoo.",
             &stream
         ));
-        // With no stream, only a sentence that names nothing.
-        assert!(names_only_what_is_held(
-            "Root cause identified but NOT YET FIXED",
-            &[]
+        // Near miss: the quoted words stand in no span.
+        assert!(!quotes_only_what_is_held(
+            "Their word was \"ship it on friday\" on libfoo.",
+            &stream
         ));
-        assert!(!names_only_what_is_held(held, &[]));
+        assert!(quotes("Their word was \"ship it on friday\"."));
+        assert!(!quotes("Moved to Kubernetes in a day."));
+    }
+
+    /// A sentence ending with a colon leads into the items after it.
+    #[test]
+    fn a_sentence_ending_with_a_colon_leads_in() {
         assert!(leads_in("The user's explicit requests were:"));
         assert!(leads_in("**Constraints in effect:**"));
         assert!(!leads_in("Label: the user asked for 5433"));
