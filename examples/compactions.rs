@@ -147,7 +147,13 @@ fn main() {
             .args(["-dc"])
             .arg(dir.join(log))
             .output()
-            .expect("xz decompresses the log");
+            .expect("xz runs");
+        assert!(
+            raw.status.success() && !raw.stdout.is_empty(),
+            "xz could not decompress {}: a label's `log` must name a fixture of {}",
+            dir.join(log).display(),
+            dir.display()
+        );
         let file = tmp.join(log.trim_end_matches(".xz"));
         std::fs::write(&file, &raw.stdout).expect("the log written");
         let lines: Vec<&str> = std::str::from_utf8(&raw.stdout)
