@@ -493,3 +493,65 @@ fn a_background_failure_is_the_command_that_started_the_task() {
     spans[2] = (Role::ToolCall, other);
     assert_eq!(run(&spans), 1);
 }
+
+/// Classifier version 11 (issue 36): "why don't you ..." suggests, even without its question
+/// mark, and forbids nothing, where "don't ..." forbids; a number after "all" counts things
+/// already named ("all three"), where "at most three" commits; a "do not" after the thing it
+/// describes forbids nothing. And a line that says why a retry
+/// would fail must name what was refused: `which gh || echo "NOT INSTALLED"` prints a line that
+/// names nothing, and asks for no pin, where "command not found: gh" does.
+#[test]
+fn version_eleven_reads_a_suggestion_and_an_unnamed_failure_as_no_constraint() {
+    let has =
+        |role: Role, text: &str, class: &str| found(role, text).iter().any(|(c, _)| c == class);
+    assert!(!has(
+        Role::User,
+        "why don't you show me before vs after even though the skill said so",
+        "prohibition"
+    ));
+    assert!(has(
+        Role::User,
+        "don't show me before vs after, the skill said so",
+        "prohibition"
+    ));
+    assert!(!has(
+        Role::User,
+        "I want basically all 3 of them.",
+        "commitment"
+    ));
+    assert!(has(Role::User, "I want at most 3 of them.", "commitment"));
+    assert!(!has(
+        Role::User,
+        "I want basically all three, for the presentation part too.",
+        "commitment"
+    ));
+    assert!(has(Role::User, "I want three of them.", "commitment"));
+    // A "do not" after a thing it describes forbids nothing; one that opens its clause, or
+    // follows the person it speaks to or for, does.
+    assert!(!has(
+        Role::User,
+        "**Note**: Plugin skills (`/recall`) do NOT use `claude -p`.",
+        "prohibition"
+    ));
+    assert!(!has(
+        Role::User,
+        "The tests don't hit the network.",
+        "prohibition"
+    ));
+    for rule in [
+        "Do NOT use `claude -p` in plugin skills.",
+        "Please, don't hit the network in tests.",
+        "We do not use `claude -p` in plugin skills.",
+        "Run the tests and don't hit the network.",
+    ] {
+        assert!(has(Role::User, rule, "prohibition"), "{rule}");
+    }
+    assert_eq!(
+        failed_attempts(&[(Role::Tool, "Exit code 1\nNOT INSTALLED")]),
+        0
+    );
+    assert_eq!(
+        failed_attempts(&[(Role::Tool, "Exit code 127\nbash: gh: command not found")]),
+        1
+    );
+}

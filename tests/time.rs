@@ -14,17 +14,28 @@ fn compact(
     claim: &str,
     cites: &[u64],
 ) -> (bool, Vec<String>) {
+    let turns: Vec<(u64, Role, &str)> = turns.iter().map(|(t, x)| (*t, Role::Tool, *x)).collect();
+    compact_spoken(&turns, evicts, claim, cites)
+}
+
+/// [`compact`] with each turn's speaker.
+fn compact_spoken(
+    turns: &[(u64, Role, &str)],
+    evicts: &[u64],
+    claim: &str,
+    cites: &[u64],
+) -> (bool, Vec<String>) {
     let ledger = Ledger::in_memory().unwrap();
     let gate = Gatekeeper::default();
     let mut b = ledger.batch().unwrap();
     let mut rid = std::collections::BTreeMap::new();
-    for (turn, text) in turns {
+    for (turn, role, text) in turns {
         let a = b
             .append(Span {
                 stream: "s".into(),
                 turn: *turn,
-                role: Role::Tool,
-                tool: Some("pytest".into()),
+                role: *role,
+                tool: (*role == Role::Tool).then(|| "pytest".into()),
                 text: (*text).into(),
             })
             .unwrap();
@@ -91,6 +102,50 @@ fn a_later_cited_span_supersedes_an_earlier_cited_one() {
     let (admitted, gates) = compact(&turns, &[], "42 passed", &[1, 5]);
     assert!(
         !admitted && gates.iter().any(|g| g == "contradicted-claim"),
+        "{gates:?}"
+    );
+}
+
+/// Seed 001's disconfirmer is "a later tool output": evidence told before the latest evidence a
+/// claim rests on is history to it, whoever told it. The user's plan said about 392 files; the
+/// script's later output says 396, and the claim rests on that output.
+#[test]
+fn evidence_told_before_what_the_claim_rests_on_does_not_disconfirm_it() {
+    let turns = [
+        (
+            1,
+            Role::User,
+            "Generate one step file per step: 392 step files in all.",
+        ),
+        (
+            5,
+            Role::Tool,
+            "Generated 396 step files across 20 services.",
+        ),
+    ];
+    let claim = "The script generated 396 step files across 20 services.";
+    let (admitted, gates) = compact_spoken(&turns, &[1], claim, &[5]);
+    assert!(admitted, "{gates:?}");
+    assert!(
+        !gates.iter().any(|g| g == "evicted-disconfirmer"),
+        "{gates:?}"
+    );
+    // Near miss: the user said otherwise after the output the claim rests on; it disconfirms.
+    let turns = [
+        (
+            1,
+            Role::Tool,
+            "Generated 396 step files across 20 services.",
+        ),
+        (
+            5,
+            Role::User,
+            "No: the script generated 392 step files, I counted them.",
+        ),
+    ];
+    let (admitted, gates) = compact_spoken(&turns, &[5], claim, &[1]);
+    assert!(
+        !admitted && gates.iter().any(|g| g == "evicted-disconfirmer"),
         "{gates:?}"
     );
 }

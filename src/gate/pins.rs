@@ -119,9 +119,27 @@ fn stops_a_retry(output: &str) -> Option<String> {
     (output.lines().map(str::trim))
         .find(|l| {
             let lower = l.to_lowercase();
-            STOPS_A_RETRY.iter().any(|c| lower.contains(c)) && !crate::text::is_code_line(l)
+            STOPS_A_RETRY.iter().any(|c| lower.contains(c))
+                && !crate::text::is_code_line(l)
+                && !refused(l).is_empty()
         })
         .map(|l| l.chars().take(300).collect())
+}
+
+/// What a retry-stopping line names as refused: its content words beyond the failure's phrase,
+/// such as the program, host or path ("psql" of "(eval):1: command not found: psql"). A line
+/// that names nothing ("NOT INSTALLED", which `which gh || echo "NOT INSTALLED"` prints) tells
+/// no one what not to try again.
+fn refused(line: &str) -> Vec<String> {
+    let lower = line.to_lowercase();
+    let phrase: Vec<String> = (STOPS_A_RETRY.iter())
+        .filter(|c| lower.contains(*c))
+        .flat_map(|c| content(c))
+        .collect();
+    (content(line).into_iter())
+        .filter(|w| !phrase.contains(w) && !w.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|w| !["error", "eval", "fatal"].contains(&w.as_str()))
+        .collect()
 }
 
 /// Whether `claim` keeps the retry-stopping failure `line` in its own words: it names what
@@ -129,16 +147,8 @@ fn stops_a_retry(output: &str) -> Option<String> {
 /// path: "docker" of "command not found: docker") and says that it did not work (a negation or
 /// a denying word): "Docker was not accessible from the sandbox".
 pub(crate) fn keeps_failure(line: &str, claim: &str) -> bool {
-    let lower = line.to_lowercase();
-    let phrase: Vec<String> = (STOPS_A_RETRY.iter())
-        .filter(|c| lower.contains(*c))
-        .flat_map(|c| content(c))
-        .collect();
     let said: HashSet<String> = content(claim).into_iter().collect();
-    let names = (content(line).iter())
-        .filter(|w| !phrase.contains(w) && !w.bytes().all(|b| b.is_ascii_digit()))
-        .filter(|w| !["error", "eval", "fatal"].contains(&w.as_str()))
-        .any(|w| said.contains(w));
+    let names = refused(line).iter().any(|w| said.contains(w));
     names && crate::text::clash::denies(claim)
 }
 

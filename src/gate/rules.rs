@@ -214,6 +214,11 @@ pub(crate) struct WitnessCheck {
     /// (entailment at or above `verify_entailment`): what it says supersedes what that speaker
     /// said at earlier turns of the claim's stream.
     pub latest_support: [Option<u64>; Role::COUNT],
+    /// The latest turn among the cited spans of evidence (a tool's output, the user's or the
+    /// system's words) of the claim's stream that support it (entailment at or above
+    /// `raw_entailment`): evidence told before it is history to the claim, and an evicted
+    /// span told earlier is no disconfirmer the scorer can find (SPEC.md 8.1, time).
+    pub latest_evidence: Option<u64>,
 }
 
 /// The speaker a claim's text names as its subject, from its first words ("The user asked

@@ -335,8 +335,7 @@ impl Gatekeeper {
         let struck = (findings.iter()).any(|f| f.subject == rid && f.gate.strikes());
         if !struck {
             let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
-            let (latest, evicts) = (check.latest_support, window);
-            let kept = self.disconfirmers(view, &at, &carried, &own, evicts, latest, findings)?;
+            let kept = self.disconfirmers(view, &at, &carried, &own, window, &check, findings)?;
             keep.extend(kept);
         }
         let status = if !grounding.anchored {
@@ -388,6 +387,12 @@ impl Gatekeeper {
             if sc.entailment >= self.policy.verify_entailment && s.stream == claim.stream {
                 let latest = &mut check.latest_support[s.role as usize];
                 *latest = (*latest).max(Some(s.turn));
+            }
+            if sc.entailment >= self.policy.raw_entailment
+                && rules::is_evidence(s.role)
+                && s.stream == claim.stream
+            {
+                check.latest_evidence = check.latest_evidence.max(Some(s.turn));
             }
         }
         // Time: a later cited span that supports the claim supersedes an earlier one of its
@@ -473,7 +478,7 @@ impl Gatekeeper {
         carried: &[Rid],
         own: &HashSet<Rid>,
         window: &Window,
-        latest_support: [Option<u64>; Role::COUNT],
+        check: &WitnessCheck,
         findings: &mut Vec<Finding>,
     ) -> Result<Vec<Rid>> {
         let mut found = BTreeSet::new();
@@ -510,8 +515,11 @@ impl Gatekeeper {
             .collect();
         for ((sp, span), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
             // An evicted span that a later span the claim cites supersedes is history, not a
-            // disconfirmer.
-            if superseded(span, &at.claim.stream, latest_support) {
+            // disconfirmer; so is one told before the latest evidence the claim rests on (seed
+            // 001's disconfirmer is "a later tool output").
+            let earlier = span.stream == at.claim.stream
+                && check.latest_evidence.is_some_and(|t| span.turn < t);
+            if earlier || superseded(span, &at.claim.stream, check.latest_support) {
                 continue;
             }
             if let Some(clash) = self.clashes(&at.claim.text, &span.text, &sc) {

@@ -8,7 +8,8 @@
 //!   (a summary restates what the model reasoned as often as what it said). A user line's text
 //!   inside `<local-command-stdout>` is what a slash command printed, and inside
 //!   `<task-notification>` a background task's report: tool spans. The result
-//!   of `AskUserQuestion` that relays the user's answer is a user span.
+//!   of `AskUserQuestion` that relays the user's answer is a user span, and the result of a
+//!   subagent (`Task`, `Agent`) the assistant's: a model's report.
 //! - What the user types while the agent works is queued: a `queue-operation` line of
 //!   operation `enqueue` holds its text, and newer logs add an `attachment` of type
 //!   `queued_command` when the agent reads it. Such a message is a user span placed where the
@@ -324,7 +325,13 @@ impl Translator {
                     out.push(span(Role::Tool, name.clone(), text));
                     out.push(span(Role::User, name, answers));
                 } else {
-                    let role = if answer { Role::User } else { Role::Tool };
+                    let role = if answer {
+                        Role::User
+                    } else if name.as_deref().is_some_and(|n| SUBAGENTS.contains(&n)) {
+                        Role::Assistant
+                    } else {
+                        Role::Tool
+                    };
                     out.push(span(role, name, text));
                 }
             }
@@ -351,6 +358,12 @@ fn typed(text: &str) -> bool {
 /// Claude Code's tool that asks the user a question: its result is the user's answer, a span
 /// of the user, when it relays one.
 const ASKS_THE_USER: &str = "AskUserQuestion";
+
+/// The tools that run a subagent: a model working for the assistant, whose result is its
+/// report (what it read and what it concluded, in its own words). The report is the assistant's
+/// span, named after the tool: what a model wrote, which a summary may revise, not a tool's
+/// output (SPEC.md 5.3).
+const SUBAGENTS: &[&str] = &["Task", "Agent"];
 
 /// Whether a tool is [`ASKS_THE_USER`], built in or as an MCP server serves it
 /// (`mcp__SERVER__AskUserQuestion`).

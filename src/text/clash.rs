@@ -3,7 +3,7 @@
 //! on the same subject that shares words with a claim does not clash with it: topical overlap
 //! is never a contradiction, so the gates count a scorer's contradiction only with a clash.
 
-use super::{for_each_word, stem, IdKind, DENYING, NEGATIONS, NUMBERING, STOP};
+use super::{for_each_word, stem, IdKind, DENYING, NEGATIONS, NUMBERING, NUMBER_WORDS, STOP};
 
 /// Outcomes that clash beyond the scorer's antonyms: a test run passes or fails.
 const OUTCOMES: &[(&str, &str)] = &[
@@ -11,12 +11,6 @@ const OUTCOMES: &[(&str, &str)] = &[
     ("passing", "failing"),
     ("work", "fail"),
     ("before", "after"),
-];
-
-/// Numbers written as words: values as digits are.
-const NUMBER_WORDS: &[&str] = &[
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-    "twelve",
 ];
 
 /// Words that deny what stands before them in their clause: "connection to port 5433 failed".
@@ -365,9 +359,27 @@ fn swap(c: Clash) -> Clash {
 /// content words: `libfoo` in "libfoo was upgraded to 2.4.0", `port` in "port 5433".
 const NEAR: usize = 2;
 
+/// Words that mark the number after them as an estimate ("about 392", "~392").
+const APPROXIMATE: &[&str] = &[
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "approx",
+    "nearly",
+    "almost",
+    "circa",
+    "some",
+];
+
+/// One value of a sentence: the value, its kind, the content stems near it (what it is a value
+/// of) and whether the sentence gives it as an estimate.
+type Value = (String, Option<IdKind>, Vec<String>, bool);
+
 /// The values of one sentence (numbers and versions; not paths or codes), each with the
-/// content stems within [`NEAR`] content words of it: what it is a value of.
-fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
+/// content stems within [`NEAR`] content words of it (what it is a value of), and whether it is
+/// an estimate: after a word of [`APPROXIMATE`] or a tilde ("~392 step files").
+fn values(sentence: &str) -> Vec<Value> {
     let mut words = Vec::new();
     for_each_word(sentence, |w| words.push(w.to_string()));
     let kind_of = |w: &str| {
@@ -417,9 +429,23 @@ fn values(sentence: &str) -> Vec<(String, Option<IdKind>, Vec<String>)> {
             .filter(|(_, x)| kind_of(x).is_none())
             .map(|(_, x)| stem(x))
             .collect();
-        out.push(((*w).clone(), kind, near));
+        let estimate = (i.checked_sub(1))
+            .is_some_and(|p| APPROXIMATE.iter().any(|a| words[p].eq_ignore_ascii_case(a)))
+            || ["~", "\u{2248}", "~ "]
+                .iter()
+                .any(|m| sentence.contains(&format!("{m}{w}")));
+        out.push(((*w).clone(), kind, near, estimate));
     }
     out
+}
+
+/// Whether two numbers are near enough for an estimate of one to allow the other: within a
+/// tenth of the larger ("~392" allows 396, "about 400" does not allow 200).
+fn within_estimate(x: &str, y: &str) -> bool {
+    match (x.parse::<f64>(), y.parse::<f64>()) {
+        (Ok(x), Ok(y)) => (x - y).abs() <= 0.1 * x.abs().max(y.abs()),
+        _ => false,
+    }
 }
 
 /// A number as digits: a number word ("eight") read as its value, any other word as it is.
@@ -449,13 +475,16 @@ fn value(a: &str, b: &str, whole: &str) -> Option<Clash> {
     }
     let (stated, ours_stated) = (stated(whole), stated(a));
     for sa in super::sentences(a) {
-        for (x, kind, near) in values(sa) {
+        for (x, kind, near, ours_estimate) in values(sa) {
             if stated.contains(&as_digits(&x)) {
                 continue;
             }
-            for (y, k, theirs) in &theirs_all {
+            for (y, k, theirs, their_estimate) in &theirs_all {
                 let other = as_digits(y) != as_digits(&x) && !ours_stated.contains(&as_digits(y));
-                if *k == kind && other && near.iter().any(|n| theirs.contains(n)) {
+                // An estimate allows a value near it.
+                let allowed = (ours_estimate || *their_estimate)
+                    && within_estimate(&as_digits(&x), &as_digits(y));
+                if *k == kind && other && !allowed && near.iter().any(|n| theirs.contains(n)) {
                     return Some(Clash::Value {
                         ours: x,
                         theirs: y.clone(),
@@ -817,6 +846,16 @@ mod tests {
             "Eight seams are still unverified."
         )
         .is_some());
+    }
+
+    #[test]
+    fn an_estimate_allows_a_value_near_it() {
+        let done = "The script generated 396 step files.";
+        assert_eq!(clash(done, "The script makes ~392 step files."), None);
+        assert_eq!(clash(done, "About 392 step files were generated."), None);
+        // Near misses: an exact other value, and an estimate far from the value.
+        assert!(clash(done, "The script generated 392 step files.").is_some());
+        assert!(clash(done, "About 200 step files were generated.").is_some());
     }
 
     #[test]

@@ -5,7 +5,10 @@
 //! - Failed attempts are what tools print and what the assistant reports.
 //! - A number inside a path, a URL or a log line is not a commitment.
 
-use super::{for_each_word, identifiers, sentences, words, IdKind, WordList, FAILURES, NUMBERING};
+use super::{
+    for_each_word, identifiers, sentences, words, IdKind, WordList, FAILURES, NUMBERING,
+    NUMBER_WORDS,
+};
 
 /// Who speaks a text, as the classifier reads it: the store maps a span's role to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,8 +182,15 @@ fn is_prohibition(s: &str) -> bool {
             l = l.replace(&format!("{n}{v} "), " ");
         }
     }
+    // "Why don't you show me both?" suggests, even without its question mark; it forbids
+    // nothing.
+    for why in ["why don't ", "why do not ", "why dont ", "why not "] {
+        l = l.replace(why, "why ");
+    }
     // "recovery never derives keys" and "it was never called" describe; "never run it" forbids.
     let l = without_descriptive_never(&l);
+    // "Plugin skills do not use it" describes; "do not use it" and "we do not use it" forbid.
+    let l = without_descriptive_do_not(&l);
     let cue = PROHIBITION_CUES.iter().any(|c| l.contains(c));
     !s.trim_end().ends_with('?') && cue
 }
@@ -214,22 +224,55 @@ fn without_descriptive_never(l: &str) -> String {
     out.join(" ")
 }
 
+/// Who a "do not" after them speaks to or for: "you do not", "we do not", "I do not want",
+/// "please do not"; or a word that joins clauses ("and do not").
+const ADDRESSED: &[&str] = &[
+    "you", "we", "i", "please", "pls", "just", "and", "but", "so", "then", "also", "simply",
+    "really", "still", "or", "now", "again",
+];
+
+/// `l` without each "do not" or "don't" that follows its subject, a thing named in the third
+/// person ("plugin skills do not use it", "the tests don't hit the network"): such a "do not"
+/// states a fact, it forbids nothing. One that opens its clause, or follows a person it speaks
+/// to or for ([`ADDRESSED`]), forbids.
+fn without_descriptive_do_not(l: &str) -> String {
+    let words: Vec<&str> = l.split(' ').collect();
+    let mut out: Vec<&str> = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let cue = match *w {
+            "don't" | "dont" => true,
+            "do" => words.get(i + 1) == Some(&"not"),
+            _ => false,
+        };
+        let opens = |p: &str| {
+            !p.chars().any(char::is_alphanumeric)
+                || p.ends_with([',', ';', ':', '.', '!', '?'])
+                || ADDRESSED.contains(&p.trim_matches(|c: char| !c.is_alphanumeric()))
+        };
+        let describes = cue && i > 0 && !opens(words[i - 1]);
+        out.push(if describes { "does" } else { w });
+    }
+    out.join(" ")
+}
+
 fn is_commitment(s: &str) -> bool {
     if is_log_line(s) || s.trim_end().ends_with('?') {
         return false;
     }
     let mut cue = false;
     for_each_word(s, |w| cue |= COMMITMENT_CUES.contains(w));
-    // A value right after a word that numbers items names the item ("Steps 1-2.5", "task 3"),
-    // and one after a definite word counts things already named ("for the 3 steps").
-    let names = |i: &super::Ident| {
-        i.before.as_deref().is_some_and(|b| {
-            NUMBERING.contains(&b) || matches!(b, "the" | "these" | "those" | "both" | "each")
-        })
-    };
-    cue && identifiers(s)
-        .iter()
-        .any(|i| matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code) && !names(i))
+    cue && identifiers(s).iter().any(|i| {
+        matches!(i.kind, IdKind::Version | IdKind::Number | IdKind::Code) && !names_items(i)
+    })
+}
+
+/// Whether a value names items rather than states a quantity: right after a word that numbers
+/// items it names the item ("Steps 1-2.5", "task 3"), and after a definite word it counts things
+/// already named ("for the 3 steps", "all three").
+fn names_items(i: &super::Ident) -> bool {
+    i.before.as_deref().is_some_and(|b| {
+        NUMBERING.contains(&b) || matches!(b, "the" | "these" | "those" | "both" | "each" | "all")
+    })
 }
 
 fn failure_line(voice: Voice, text: &str) -> Option<String> {
@@ -543,18 +586,26 @@ fn is_policy(l: &str) -> bool {
 /// is no quantity: "we need to fix what we have in v2.0.0" asks for work, not for a value.
 fn is_request(s: &str) -> bool {
     let (mut request, mut day) = (false, false);
+    let mut before = String::new();
     for_each_word(s, |w| {
         request |= REQUEST_WORDS.contains(w);
-        day |= WEEKDAYS.contains(w);
+        // A number word after a definite word counts things already named ("all three").
+        let counted = matches!(
+            before.as_str(),
+            "the" | "these" | "those" | "both" | "each" | "all"
+        ) && NUMBER_WORDS.contains(&w.to_lowercase().as_str());
+        day |= WEEKDAYS.contains(w) && !counted;
+        before = w.to_lowercase();
     });
     // "v3" is a version too, though a code to `identifiers`.
     let version = |t: &str| {
         t.strip_prefix(['v', 'V'])
             .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
     };
-    let quantity = identifiers(s)
-        .iter()
-        .any(|i| i.kind == IdKind::Number || (i.kind == IdKind::Code && !version(&i.text)));
+    let quantity = identifiers(s).iter().any(|i| {
+        !names_items(i)
+            && (i.kind == IdKind::Number || (i.kind == IdKind::Code && !version(&i.text)))
+    });
     (request && (quantity || day)) || (day && s.split_whitespace().count() <= 6)
 }
 
@@ -840,7 +891,7 @@ pub fn classify(voice: Voice, text: &str) -> Vec<Found> {
 /// The classifier's rules version: raise it with any change to its code that moves what it
 /// finds. The id also carries a hash of every word list it reads, so a changed list is a new id
 /// without a new version (`classify::tests::items_are_pinned_to_the_id`).
-pub const RULES: u32 = 10;
+pub const RULES: u32 = 11;
 
 /// The classifier's id, carried by every classification record it writes: `cairn-classifier-RULES-`
 /// and the first 8 hex digits of BLAKE3 over its word lists (each named, its words joined by
@@ -949,6 +1000,7 @@ mod tests {
         ("cairn-classifier-8-92bf757e", "a04c8b735a5f7ec5"),
         ("cairn-classifier-9-92bf757e", "a04c8b735a5f7ec5"),
         ("cairn-classifier-10-92bf757e", "a04c8b735a5f7ec5"),
+        ("cairn-classifier-11-92bf757e", "a04c8b735a5f7ec5"),
     ];
 
     fn digest() -> String {

@@ -131,6 +131,12 @@ pub static NEGATIONS: WordList = WordList::new(&[
     "hasn't",
 ]);
 
+/// Numbers written as words: values, as digits are.
+pub(crate) const NUMBER_WORDS: &[&str] = &[
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve",
+];
+
 /// Words that mark a statement as a guess.
 pub static HEDGES: WordList = WordList::new(&[
     "think",

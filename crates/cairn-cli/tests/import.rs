@@ -482,8 +482,8 @@ fn a_continued_log_goes_on_in_the_stream_of_the_log_it_continues() {
 
 /// Who speaks in a Claude Code log (issue 36): a slash command's printed output, which Claude
 /// Code writes into a user line, is a tool's; the user's answer to `AskUserQuestion`, which a
-/// tool result relays (also when an MCP server serves the tool), is the user's; an ordinary
-/// tool result stays the tool's.
+/// tool result relays (also when an MCP server serves the tool), is the user's; a subagent's
+/// report is the assistant's; an ordinary tool result stays the tool's.
 #[test]
 fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_users() {
     let t = Tmp::new();
@@ -511,6 +511,10 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
             r#"{"type":"user","sessionId":"s","uuid":"u6","message":{"role":"user","content":"<command-message>security:review</command-message>\n<command-name>/security:review</command-name>\n<command-args>all of phase 14 work</command-args>"}}"#,
             "\n",
             r#"{"type":"user","sessionId":"s","uuid":"u3","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n<summary>Background command finished</summary>\n</task-notification>"}}"#,
+            "\n",
+            r#"{"type":"assistant","sessionId":"s","uuid":"a5","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Task","input":{"prompt":"Map the onboarding styles"}},{"type":"tool_use","id":"t2","name":"TaskCreate","input":{"subject":"styles"}}]}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s","uuid":"u8","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"I now have a complete picture: the outline is inline."},{"type":"tool_result","tool_use_id":"t2","content":"Task #1 created"}]}}"#,
             "\n",
         )
         .as_bytes(),
@@ -567,6 +571,10 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
         Some("tool"),
         "{spans:?}"
     );
+    // A subagent's report is a model's words, the assistant's; a tool whose name merely begins
+    // the same is a tool.
+    assert_eq!(role_of("complete picture"), Some("assistant"), "{spans:?}");
+    assert_eq!(role_of("Task #1 created"), Some("tool"), "{spans:?}");
 }
 
 /// What the user typed while the agent worked (issue 36): Claude Code queues it, and the
