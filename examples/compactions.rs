@@ -327,7 +327,9 @@ fn judge(
     let bad = |l: &str| l == "unsupported" || l == "contradicted";
     Some(match f.gate {
         Gate::FabricatedClaim | Gate::UnanchoredClaim => bad(label()?),
-        Gate::ContradictedClaim | Gate::EvictedDisconfirmer => label()? == "contradicted",
+        Gate::ContradictedClaim | Gate::EvictedDisconfirmer | Gate::EvictedClash => {
+            label()? == "contradicted"
+        }
         Gate::SourceMissing => true,
         Gate::IdentifierDrift => {
             label()?;

@@ -578,15 +578,22 @@ fn evicted_disconfirmer_by_judgement_carried_claim_and_scorer() {
         "evicted-disconfirmer",
         Effect::Refuse,
     );
-    // The scorer finds a failure report contradicting the claim.
-    let failing = r#"{"kind":"span","stream":"g","turn":6,"role":"tool","text":"psql: connection to staging-db port 5433 failed: Connection refused"}"#;
-    let pin = r#"{"kind":"pin","stream":"g","name":"failures","items":[{"class":"failed-attempt","text":"staging-db port 5433 connection refused","witness":"turn:6"}]}"#;
+    // The word scorer reads a clash in an evicted tool output, and no judgement records one: a
+    // suspicion the verdict shows (`evicted-clash`), and the compaction stands.
+    let other = r#"{"kind":"span","stream":"g","turn":6,"role":"tool","text":"the staging DB listens on port 5434"}"#;
     let evict6 = r#"{"kind":"summary","stream":"g","author":"self","budget":1000,"covers":["turn:1..turn:6"],"evicts":["turn:6"],"claims":[{"text":"the staging DB listens on port 5433","origin":"user-said","witnesses":["turn:1"],"actionable":true}]}"#;
     fires(
-        &with(&[failing.into(), pin.into(), evict6.into()]),
-        "evicted-disconfirmer",
-        Effect::Refuse,
+        &with(&[other.into(), evict6.into()]),
+        "evicted-clash",
+        Effect::Flag,
     );
+    passes(
+        &with(&[other.into(), evict6.into()]),
+        "evicted-disconfirmer",
+    );
+    // Near miss: the same summary keeps that output in the window.
+    let kept = evict6.replace(r#""evicts":["turn:6"]"#, r#""evicts":[]"#);
+    passes(&with(&[other.into(), kept]), "evicted-clash");
 }
 
 #[test]
@@ -1028,11 +1035,11 @@ fn a_named_speaker_is_checked_against_the_words_it_quotes() {
     );
 }
 
-/// Keeping a disconfirmer in the window changes which evicted spans rank nearest a claim: the
-/// repair keeps every span that contradicts a claim it keeps, however many rounds that takes,
-/// and is admitted. Six tool turns contradict the claim; the gate reads four per claim.
+/// Six evicted tool turns that the word scorer reads as clashing with a claim, none recorded as
+/// contradicting it: each is shown (`evicted-clash`, the gate reads four per claim), the claim
+/// stays unverified, and the compaction stands; nothing is refused, so nothing is repaired.
 #[test]
-fn a_repair_keeps_every_evicted_disconfirmer() {
+fn evicted_clashes_leave_the_claim_unverified_and_the_compaction_stands() {
     let mut lines = vec![];
     for t in 6..=11 {
         lines.push(format!(
@@ -1043,15 +1050,21 @@ fn a_repair_keeps_every_evicted_disconfirmer() {
     lines.push(s.clone());
     let (_, out) = run(&with(&lines));
     let o = out.last().unwrap().gate.as_ref().unwrap();
-    assert!(!o.admitted, "{:?}", o.findings);
+    assert!(o.admitted, "{:?}", o.findings);
+    assert!(o.repair.is_none());
     let found = (o.findings.iter())
-        .filter(|f| f.gate == "evicted-disconfirmer")
+        .filter(|f| f.gate == "evicted-clash")
         .count();
     assert!(found >= 1, "{:?}", o.findings);
-    let repair = o.repair.as_ref().expect("a refusal comes with its repair");
-    assert!(repair.outcome.admitted, "{:?}", repair.outcome.findings);
-    // Near miss: evicting none of them, the proposal is admitted as it is.
+    assert!(
+        o.claims
+            .iter()
+            .all(|c| c.status != cairn::record::Status::Verified),
+        "{:?}",
+        o.claims
+    );
+    // Near miss: evicting none of them, nothing clashes out of the window.
     lines.pop();
     lines.push(s.replace(r#""evicts":["turn:6..turn:11"]"#, r#""evicts":[]"#));
-    passes(&with(&lines), "evicted-disconfirmer");
+    passes(&with(&lines), "evicted-clash");
 }

@@ -54,6 +54,10 @@ use crate::score::{Scorer, Scores};
 use crate::store::{Appended, Batch, Ledger, Read};
 use std::collections::HashSet;
 
+/// How the clash a judge's ruling gives opens ("judge NAME quotes '...'"): what tells it from
+/// a clash the word scorer reads (`text::clash`).
+pub(crate) const JUDGE: &str = "judge ";
+
 /// The outcome of gating one proposal.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -228,7 +232,7 @@ impl Gatekeeper {
         }
         if let Some(a) = self.scorer.ruling(claim, span) {
             if a.answer == crate::record::Relation::Contradicts {
-                return Some(format!("judge {} quotes '{}'", a.judge, a.quote));
+                return Some(format!("{JUDGE}{} quotes '{}'", a.judge, a.quote));
             }
         }
         crate::text::clash::clash(claim, span).map(|c| c.to_string())

@@ -384,10 +384,7 @@ pub(crate) fn evicted_disconfirmer(
     span: (Rid, Option<&Span>),
     by: FoundBy,
 ) -> Finding {
-    let what = match span.1 {
-        Some(s) => format!("turn {} ({})", s.turn, quote(&s.text)),
-        None => span.0.to_string(),
-    };
+    let what = evicted(span);
     let by = match by {
         FoundBy::Judgement => "a recorded judgement".to_string(),
         FoundBy::Scorer(clash) => format!("the scorer: {clash}"),
@@ -396,6 +393,30 @@ pub(crate) fn evicted_disconfirmer(
         "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",
         quote(&claim.text)
     ))
+}
+
+/// `evicted-clash`: a summary evicted `span`, a span of evidence the word scorer reads as
+/// clashing with `claim` (`clash`), and no judgement records a contradiction: a suspicion the
+/// verdict shows, which leaves the claim unverified.
+pub(crate) fn evicted_clash(
+    subject: Rid,
+    claim: &Claim,
+    span: (Rid, Option<&Span>),
+    clash: &str,
+) -> Finding {
+    finding(Gate::EvictedClash, subject, format!(
+        "the summary evicts {}, which the word scorer reads as clashing with claim {} that it keeps ({clash}); no judgement records a contradiction, so the claim stays unverified: check the turn, or record a judgement",
+        evicted(span),
+        quote(&claim.text)
+    ))
+}
+
+/// An evicted span as a finding names it: its turn and its opening words, or its rid.
+fn evicted(span: (Rid, Option<&Span>)) -> String {
+    match span.1 {
+        Some(s) => format!("turn {} ({})", s.turn, quote(&s.text)),
+        None => span.0.to_string(),
+    }
 }
 
 /// `source-missing`: a summary of a stream that holds no raw span at all, such as a log that

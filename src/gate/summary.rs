@@ -5,7 +5,7 @@
 use super::pins::{in_force, pin_items, unpinned};
 use super::rules::{self, FoundBy, Grounding, Witness, WitnessCheck};
 use super::view::{rank_many, View, Vocab};
-use super::{Carry, Gatekeeper, Judged};
+use super::{Carry, Gatekeeper, Judged, JUDGE};
 use crate::error::Result;
 use crate::record::{
     Claim, ClaimStatus, Finding, Gate, Origin, PinClass, PinItem, Record, Rid, Role, Ruling, Span,
@@ -333,9 +333,19 @@ impl Gatekeeper {
         let entailed = check.entailment.0 >= self.policy.verify_entailment;
         // A struck claim is not kept: a summary may evict what contradicts it.
         let struck = (findings.iter()).any(|f| f.subject == rid && f.gate.strikes());
+        let mut clashed = false;
         if !struck {
             let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
-            let kept = self.disconfirmers(view, &at, &carried, &own, window, &check, findings)?;
+            let kept = self.disconfirmers(
+                view,
+                &at,
+                &carried,
+                &own,
+                window,
+                &check,
+                findings,
+                &mut clashed,
+            )?;
             keep.extend(kept);
         }
         let status = if !grounding.anchored {
@@ -344,7 +354,12 @@ impl Gatekeeper {
             // Struck: a claim whose identifier no raw span holds asserts what none says.
             Status::Fabricated
         } else if grounding.regrounded
-            || (entailed && !laundered && !flags.weak && !flags.drift && !speaker_unsure)
+            || (entailed
+                && !laundered
+                && !flags.weak
+                && !flags.drift
+                && !speaker_unsure
+                && !clashed)
         {
             Status::Verified
         } else {
@@ -480,6 +495,7 @@ impl Gatekeeper {
         window: &Window,
         check: &WitnessCheck,
         findings: &mut Vec<Finding>,
+        clashed: &mut bool,
     ) -> Result<Vec<Rid>> {
         let mut found = BTreeSet::new();
         for sp in view.judged_contradicting(carried, &window.evicts)? {
@@ -526,15 +542,22 @@ impl Gatekeeper {
                 found.insert((*sp, FoundBy::Scorer(clash)));
             }
         }
-        let kept: Vec<Rid> = found.iter().map(|(sp, _)| *sp).collect();
+        // A recorded contradiction, or a judge's ruling, is a disconfirmer the summary may not
+        // evict; a clash the word scorer alone reads is a suspicion it shows (SPEC.md 8.1).
+        let mut kept = Vec::new();
         for (sp, by) in found {
             let span = view.span(sp)?;
-            findings.push(rules::evicted_disconfirmer(
-                at.rid,
-                at.claim,
-                (sp, span.as_ref()),
-                by,
-            ));
+            let span = (sp, span.as_ref());
+            match by {
+                FoundBy::Scorer(clash) if !clash.starts_with(JUDGE) => {
+                    findings.push(rules::evicted_clash(at.rid, at.claim, span, &clash));
+                    *clashed = true;
+                }
+                by => {
+                    findings.push(rules::evicted_disconfirmer(at.rid, at.claim, span, by));
+                    kept.push(sp);
+                }
+            }
         }
         Ok(kept)
     }

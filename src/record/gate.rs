@@ -95,8 +95,13 @@ gates! {
     HedgeStripped = "hedge-stripped", effect: Flag;
     /// An origin tag without an ancestor of that role.
     OriginMismatch = "origin-mismatch", effect: Flag;
-    /// The summary evicts a span that contradicts a claim it keeps.
+    /// The summary evicts a span that contradicts a claim it keeps: a recorded contradiction,
+    /// or a judge's ruling.
     EvictedDisconfirmer = "evicted-disconfirmer", effect: Refuse;
+    /// The summary evicts a span of evidence that the word scorer reads as clashing with a
+    /// claim it keeps, which no judgement records: a suspicion, shown, and the claim stays
+    /// unverified.
+    EvictedClash = "evicted-clash", effect: Flag;
     /// More than the allowed self-authored re-summarisations since the last grounding.
     DepthExceeded = "depth-exceeded", effect: Flag;
     /// Decision-relevant items in the raw spans that no pin covers.

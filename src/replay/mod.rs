@@ -502,6 +502,7 @@ const LOSSES: &[Gate] = &[
     Gate::HedgeStripped,
     Gate::IdentifierDrift,
     Gate::EvictedDisconfirmer,
+    Gate::EvictedClash,
     Gate::FabricatedClaim,
     Gate::OriginMismatch,
 ];
