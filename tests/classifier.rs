@@ -526,6 +526,22 @@ fn version_eleven_reads_a_suggestion_and_an_unnamed_failure_as_no_constraint() {
         "commitment"
     ));
     assert!(has(Role::User, "I want three of them.", "commitment"));
+    // Version 12: an estimate binds nothing ("~121 lines" in a plan's table); a bound does.
+    assert!(!has(
+        Role::User,
+        "| CLI commands | docdb, rds | ~121 lines | only the service name differs |",
+        "commitment"
+    ));
+    assert!(!has(
+        Role::User,
+        "Keep it to about 120 lines.",
+        "commitment"
+    ));
+    assert!(has(
+        Role::User,
+        "Keep it to at most 120 lines.",
+        "commitment"
+    ));
     // A "do not" after a thing it describes forbids nothing; one that opens its clause, or
     // follows the person it speaks to or for, does.
     assert!(!has(

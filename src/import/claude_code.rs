@@ -15,8 +15,8 @@
 //!   `queued_command` when the agent reads it. Such a message is a user span placed where the
 //!   agent can next read it: before the next user or assistant message (a compaction is not
 //!   one), or at the end of the log. The same text delivered later (as a user line or the
-//!   attachment) is not imported again. Queued notifications and tasks (JSON, tags) and slash
-//!   commands are not the user's words.
+//!   attachment), or queued again before that, is not imported again. Queued notifications
+//!   and tasks (JSON, tags) and slash commands are not the user's words.
 //! - A compaction is the user line with `isCompactSummary` that follows a `system` line of
 //!   subtype `compact_boundary`, and, in older logs, a `summary` line: each becomes a prose
 //!   summary of the stream.
@@ -144,7 +144,17 @@ impl Translator {
             },
             "queue-operation" => {
                 let text = (v.content.as_ref()).and_then(|c| c.as_str());
+                let again = |t: &str| {
+                    let t = t.trim();
+                    self.pending.iter().any(|(q, _)| q == t) || self.queued.iter().any(|q| q == t)
+                };
                 match text.filter(|t| v.operation.as_deref() == Some("enqueue") && typed(t)) {
+                    // Claude Code may queue one message again and again before the agent
+                    // reads it: it is one message.
+                    Some(t) if again(t) => {
+                        report.skip("a queued message queued again (imported once)");
+                        Vec::new()
+                    }
                     Some(t) => {
                         let event = span(Role::User, None, t.to_string());
                         self.pending.push((t.trim().to_string(), event));

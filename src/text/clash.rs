@@ -359,26 +359,13 @@ fn swap(c: Clash) -> Clash {
 /// content words: `libfoo` in "libfoo was upgraded to 2.4.0", `port` in "port 5433".
 const NEAR: usize = 2;
 
-/// Words that mark the number after them as an estimate ("about 392", "~392").
-const APPROXIMATE: &[&str] = &[
-    "about",
-    "around",
-    "roughly",
-    "approximately",
-    "approx",
-    "nearly",
-    "almost",
-    "circa",
-    "some",
-];
-
 /// One value of a sentence: the value, its kind, the content stems near it (what it is a value
 /// of) and whether the sentence gives it as an estimate.
 type Value = (String, Option<IdKind>, Vec<String>, bool);
 
 /// The values of one sentence (numbers and versions; not paths or codes), each with the
 /// content stems within [`NEAR`] content words of it (what it is a value of), and whether it is
-/// an estimate: after a word of [`APPROXIMATE`] or a tilde ("~392 step files").
+/// an estimate (`text::estimated`: "~392 step files").
 fn values(sentence: &str) -> Vec<Value> {
     let mut words = Vec::new();
     for_each_word(sentence, |w| words.push(w.to_string()));
@@ -429,11 +416,7 @@ fn values(sentence: &str) -> Vec<Value> {
             .filter(|(_, x)| kind_of(x).is_none())
             .map(|(_, x)| stem(x))
             .collect();
-        let estimate = (i.checked_sub(1))
-            .is_some_and(|p| APPROXIMATE.iter().any(|a| words[p].eq_ignore_ascii_case(a)))
-            || ["~", "\u{2248}", "~ "]
-                .iter()
-                .any(|m| sentence.contains(&format!("{m}{w}")));
+        let estimate = super::estimated(sentence, w, i.checked_sub(1).map(|p| words[p].as_str()));
         out.push(((*w).clone(), kind, near, estimate));
     }
     out

@@ -131,6 +131,30 @@ pub static NEGATIONS: WordList = WordList::new(&[
     "hasn't",
 ]);
 
+/// Words that mark the number after them as an estimate ("about 392").
+const APPROXIMATE: &[&str] = &[
+    "about",
+    "around",
+    "roughly",
+    "approximately",
+    "approx",
+    "nearly",
+    "almost",
+    "circa",
+    "some",
+];
+
+/// Whether `sentence` gives `value` as an estimate: after a word of [`APPROXIMATE`] (`before`,
+/// the word just before it) or a tilde or `≈` ("~392 step files"). An estimate binds nothing,
+/// and allows a value near it.
+pub(crate) fn estimated(sentence: &str, value: &str, before: Option<&str>) -> bool {
+    value.starts_with(['~', '\u{2248}'])
+        || before.is_some_and(|b| APPROXIMATE.iter().any(|a| b.eq_ignore_ascii_case(a)))
+        || ["~", "\u{2248}", "~ "]
+            .iter()
+            .any(|m| sentence.contains(&format!("{m}{value}")))
+}
+
 /// Numbers written as words: values, as digits are.
 pub(crate) const NUMBER_WORDS: &[&str] = &[
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",

@@ -579,8 +579,9 @@ fn a_slash_commands_output_is_a_tools_and_an_answer_to_the_assistant_is_the_user
 
 /// What the user typed while the agent worked (issue 36): Claude Code queues it, and the
 /// queued text is the only record of it unless it is delivered later as a user line. It is a
-/// user span, placed at the next message (or the log's end), and imported once; the tasks and
-/// notifications Claude Code queues, and slash commands, are not the user's words.
+/// user span, placed at the next message (or the log's end), and imported once, however often
+/// Claude Code queues it again; the tasks and notifications Claude Code queues, and slash
+/// commands, are not the user's words.
 #[test]
 fn a_message_the_user_queued_is_the_users_and_imported_once() {
     let t = Tmp::new();
@@ -592,6 +593,8 @@ fn a_message_the_user_queued_is_the_users_and_imported_once() {
     };
     let lines = [
         r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":"Build the web app."}}"#.to_string(),
+        q("enqueue", "can you commit changes to each section atomically?"),
+        q("dequeue", ""),
         q("enqueue", "can you commit changes to each section atomically?"),
         q("enqueue", r#"{"task_id":"b1","description":"Run tests"}"#),
         q("enqueue", "/compact"),
