@@ -542,6 +542,12 @@ fn version_eleven_reads_a_suggestion_and_an_unnamed_failure_as_no_constraint() {
         "Keep it to at most 120 lines.",
         "commitment"
     ));
+    // The estimate is the one marked: "5" beside "~50" is no estimate.
+    assert!(has(
+        Role::User,
+        "Keep it under 5 minutes; the suite has ~50 tests.",
+        "commitment"
+    ));
     // A "do not" after a thing it describes forbids nothing; one that opens its clause, or
     // follows the person it speaks to or for, does.
     assert!(!has(
@@ -559,6 +565,9 @@ fn version_eleven_reads_a_suggestion_and_an_unnamed_failure_as_no_constraint() {
         "Please, don't hit the network in tests.",
         "We do not use `claude -p` in plugin skills.",
         "Run the tests and don't hit the network.",
+        "If it fails don't retry the upload.",
+        "Absolutely do not push to main.",
+        "IMPORTANT do not push to main.",
     ] {
         assert!(has(Role::User, rule, "prohibition"), "{rule}");
     }

@@ -232,7 +232,7 @@ impl Gatekeeper {
             .map(|(r, entailment)| witness(r, entailment, false))
             .collect();
         // Nothing supports it, but a span it speaks of contradicts it: that span is its
-        // witness, and the gates find the claim contradicted by it.
+        // witness, judged `contradicts`; the claim stays unverified (SPEC.md 8.1).
         if witnesses.is_empty() {
             let clashing = ranked
                 .iter()
@@ -309,7 +309,7 @@ impl Gatekeeper {
             };
             let why = match (best, ranked.first()) {
                 (Some(c), _) if witnesses[0].contradicts => format!(
-                    "no candidate supports it, and {} contradicts it; it is contradicted",
+                    "no candidate supports it, and {} clashes with it as the word scorer reads it; it stays unverified",
                     describe(c)
                 ),
                 (Some(c), _) if witnesses[0].about => format!(

@@ -533,13 +533,17 @@ impl Gatekeeper {
             // An evicted span that a later span the claim cites supersedes is history, not a
             // disconfirmer; so is one told before the latest evidence the claim rests on (seed
             // 001's disconfirmer is "a later tool output").
+            // A judge's ruling reads the two texts whole, so only the word scorer's clash is
+            // read in time order.
             let earlier = span.stream == at.claim.stream
                 && check.latest_evidence.is_some_and(|t| span.turn < t);
-            if earlier || superseded(span, &at.claim.stream, check.latest_support) {
+            if superseded(span, &at.claim.stream, check.latest_support) {
                 continue;
             }
             if let Some(clash) = self.clashes(&at.claim.text, &span.text, &sc) {
-                found.insert((*sp, FoundBy::Scorer(clash)));
+                if !earlier || clash.starts_with(JUDGE) {
+                    found.insert((*sp, FoundBy::Scorer(clash)));
+                }
             }
         }
         // A recorded contradiction, or a judge's ruling, is a disconfirmer the summary may not

@@ -144,10 +144,8 @@ impl Translator {
             },
             "queue-operation" => {
                 let text = (v.content.as_ref()).and_then(|c| c.as_str());
-                let again = |t: &str| {
-                    let t = t.trim();
-                    self.pending.iter().any(|(q, _)| q == t) || self.queued.iter().any(|q| q == t)
-                };
+                // Not yet placed: a message placed already may be sent again later, on purpose.
+                let again = |t: &str| self.pending.iter().any(|(q, _)| q == t.trim());
                 match text.filter(|t| v.operation.as_deref() == Some("enqueue") && typed(t)) {
                     // Claude Code may queue one message again and again before the agent
                     // reads it: it is one message.

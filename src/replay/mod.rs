@@ -677,8 +677,20 @@ fn unjudged_losses<R: Read>(
         }
     }
     // A sentence the finder could not place is spared, as at its compaction, unless it quotes
-    // what no raw span holds.
-    let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest, &raw)
+    // what no raw span of its stream holds.
+    let mut stream = Vec::new();
+    if nearest && crate::text::prose::quotes(&claim.text) {
+        for (_, r) in w.read.turns(&claim.stream, 0, u64::MAX)? {
+            stream.extend(w.record(&r)?.map(|(_, r)| r));
+        }
+    }
+    let held: Vec<&str> = (stream.iter())
+        .filter_map(|r| match &**r {
+            Record::Span(s) => Some(s.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let found = rules::unanchored_claim(rid, claim, grounding.anchored, nearest, &held)
         .or_else(|| rules::laundered_claim(rid, claim, grounding, rests_on_raw, None, &[]))
         .into_iter()
         .chain(rules::hedge_stripped(rid, claim, &witnesses))

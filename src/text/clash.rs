@@ -466,6 +466,7 @@ fn value(a: &str, b: &str, whole: &str) -> Option<Clash> {
                 let other = as_digits(y) != as_digits(&x) && !ours_stated.contains(&as_digits(y));
                 // An estimate allows a value near it.
                 let allowed = (ours_estimate || *their_estimate)
+                    && kind == Some(IdKind::Number)
                     && within_estimate(&as_digits(&x), &as_digits(y));
                 if *k == kind && other && !allowed && near.iter().any(|n| theirs.contains(n)) {
                     return Some(Clash::Value {

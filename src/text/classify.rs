@@ -224,19 +224,37 @@ fn without_descriptive_never(l: &str) -> String {
     out.join(" ")
 }
 
-/// Who a "do not" after them speaks to or for: "you do not", "we do not", "I do not want",
-/// "please do not"; or a word that joins clauses ("and do not").
-const ADDRESSED: &[&str] = &[
-    "you", "we", "i", "please", "pls", "just", "and", "but", "so", "then", "also", "simply",
-    "really", "still", "or", "now", "again",
+/// Words after which a plural-looking word is a verb, not a subject ("if it fails").
+const BEFORE_A_VERB: &[&str] = &[
+    "it", "he", "she", "this", "that", "which", "who", "if", "when",
 ];
 
 /// `l` without each "do not" or "don't" that follows its subject, a thing named in the third
-/// person ("plugin skills do not use it", "the tests don't hit the network"): such a "do not"
-/// states a fact, it forbids nothing. One that opens its clause, or follows a person it speaks
-/// to or for ([`ADDRESSED`]), forbids.
+/// person: a code name or a parenthesis ("plugin skills (`/recall`) do not use it"), "they",
+/// "these" or "those", or a plural noun ("the tests don't hit the network"). Such a "do not"
+/// states a fact, it forbids nothing. One that opens its clause, or follows anyone else ("you
+/// do not", "we do not", "absolutely do not", "if it fails don't retry"), forbids.
 fn without_descriptive_do_not(l: &str) -> String {
     let words: Vec<&str> = l.split(' ').collect();
+    let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+    let subject = |i: usize| {
+        let p = words[i - 1];
+        let w = bare(p);
+        let before = if i >= 2 {
+            bare(words[i - 2])
+        } else {
+            String::new()
+        };
+        let plural = w.len() > 3
+            && w.ends_with('s')
+            && !w.ends_with("ss")
+            && !BEFORE_A_VERB.contains(&before.as_str());
+        let ended = p.ends_with([',', ';', ':', '.', '!', '?']);
+        !ended
+            && (p.ends_with([')', '`'])
+                || ["they", "these", "those"].contains(&w.as_str())
+                || plural)
+    };
     let mut out: Vec<&str> = Vec::with_capacity(words.len());
     for (i, w) in words.iter().enumerate() {
         let cue = match *w {
@@ -244,13 +262,11 @@ fn without_descriptive_do_not(l: &str) -> String {
             "do" => words.get(i + 1) == Some(&"not"),
             _ => false,
         };
-        let opens = |p: &str| {
-            !p.chars().any(char::is_alphanumeric)
-                || p.ends_with([',', ';', ':', '.', '!', '?'])
-                || ADDRESSED.contains(&p.trim_matches(|c: char| !c.is_alphanumeric()))
-        };
-        let describes = cue && i > 0 && !opens(words[i - 1]);
-        out.push(if describes { "does" } else { w });
+        out.push(if cue && i > 0 && subject(i) {
+            "does"
+        } else {
+            w
+        });
     }
     out.join(" ")
 }
@@ -272,10 +288,13 @@ fn is_commitment(s: &str) -> bool {
 /// items it names the item ("Steps 1-2.5", "task 3"), and after a definite word it counts things
 /// already named ("for the 3 steps", "all three").
 fn names_items(i: &super::Ident) -> bool {
-    i.before.as_deref().is_some_and(|b| {
-        NUMBERING.contains(&b) || matches!(b, "the" | "these" | "those" | "both" | "each" | "all")
-    })
+    i.before
+        .as_deref()
+        .is_some_and(|b| NUMBERING.contains(&b) || DEFINITE.contains(&b))
 }
+
+/// Words after which a number counts things already named ("the 3 steps", "all three").
+const DEFINITE: &[&str] = &["the", "these", "those", "both", "each", "all"];
 
 fn failure_line(voice: Voice, text: &str) -> Option<String> {
     let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
@@ -585,17 +604,17 @@ fn is_policy(l: &str) -> bool {
 }
 
 /// A quantity, time or day a user asks for: "book it for 5 people", "monday please". A version
-/// is no quantity: "we need to fix what we have in v2.0.0" asks for work, not for a value.
+/// is no quantity: "we need to fix what we have in v2.0.0" asks for work, not for a value; nor
+/// is a number that names or counts items ([`names_items`]: "issue 42", "all three") or an
+/// estimate ("about 8").
 fn is_request(s: &str) -> bool {
     let (mut request, mut day) = (false, false);
     let mut before = String::new();
     for_each_word(s, |w| {
         request |= REQUEST_WORDS.contains(w);
         // A number word after a definite word counts things already named ("all three").
-        let counted = matches!(
-            before.as_str(),
-            "the" | "these" | "those" | "both" | "each" | "all"
-        ) && NUMBER_WORDS.contains(&w.to_lowercase().as_str());
+        let counted = DEFINITE.contains(&before.as_str())
+            && NUMBER_WORDS.contains(&w.to_lowercase().as_str());
         day |= WEEKDAYS.contains(w) && !counted;
         before = w.to_lowercase();
     });

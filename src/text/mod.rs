@@ -148,11 +148,18 @@ const APPROXIMATE: &[&str] = &[
 /// the word just before it) or a tilde or `≈` ("~392 step files"). An estimate binds nothing,
 /// and allows a value near it.
 pub(crate) fn estimated(sentence: &str, value: &str, before: Option<&str>) -> bool {
-    value.starts_with(['~', '\u{2248}'])
+    fn marked(t: &str) -> Option<&str> {
+        t.strip_prefix(['~', '\u{2248}'])
+    }
+    // The tokens of the sentence, bare: "(~392," is "~392".
+    let tokens: Vec<&str> = (sentence.split_whitespace())
+        .map(|t| t.trim_start_matches(['(', '[', '|']))
+        .map(|t| t.trim_end_matches([',', ';', ':', '.', ')', ']', '|', '!', '?']))
+        .collect();
+    marked(value).is_some()
         || before.is_some_and(|b| APPROXIMATE.iter().any(|a| b.eq_ignore_ascii_case(a)))
-        || ["~", "\u{2248}", "~ "]
-            .iter()
-            .any(|m| sentence.contains(&format!("{m}{value}")))
+        || (tokens.iter()).any(|t| marked(t) == Some(value))
+        || (tokens.windows(2)).any(|w| marked(w[0]) == Some("") && w[1] == value)
 }
 
 /// Numbers written as words: values, as digits are.

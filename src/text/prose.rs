@@ -80,12 +80,12 @@ pub fn quotes(sentence: &str) -> bool {
     !crate::text::verbatim::quotations(sentence).is_empty()
 }
 
-/// Whether a passage a sentence quotes stands in one of the texts `held` (the raw spans of its
-/// stream), when it quotes one: a quotation claims someone's very words, so one that no span
-/// holds is no abstraction of the log ("Their last word was \"ship it on friday\"").
+/// Whether each passage a sentence quotes stands in one of the texts `held` (the raw spans of
+/// its stream): a quotation claims someone's very words, so one that no span holds is no
+/// abstraction of the log ("Their last word was \"ship it on friday\"").
 pub fn quotes_only_what_is_held(sentence: &str, held: &[&str]) -> bool {
     let quoted = crate::text::verbatim::quotations(sentence);
-    quoted.is_empty() || (held.iter()).any(|h| crate::text::verbatim::holds_quoted(&quoted, h))
+    (quoted.iter()).all(|(_, q)| held.iter().any(|h| crate::text::verbatim::stands_in(q, h)))
 }
 
 /// Whether a sentence leads into the items after it: it ends with a colon ("The user's
@@ -322,6 +322,11 @@ mod tests {
         // Near miss: the quoted words stand in no span.
         assert!(!quotes_only_what_is_held(
             "Their word was \"ship it on friday\" on libfoo.",
+            &stream
+        ));
+        // Each passage it quotes must stand: one held beside one made up is not enough.
+        assert!(!quotes_only_what_is_held(
+            "They said \"do not bump\" and then \"ship it on friday\" too.",
             &stream
         ));
         assert!(quotes("Their word was \"ship it on friday\"."));
