@@ -370,7 +370,9 @@ pub(crate) fn laundering_rate(
 pub(crate) enum FoundBy {
     /// A recorded `contradicts` judgement on the claim or a claim it carries forward.
     Judgement,
-    /// The scorer, at the gate, with the clash it found.
+    /// A judge, at the gate, with the clash it ruled (the passage it quotes).
+    Judge(String),
+    /// The word scorer alone, at the gate, with the clash it read.
     Scorer(String),
 }
 
@@ -387,7 +389,7 @@ pub(crate) fn evicted_disconfirmer(
     let what = evicted(span);
     let by = match by {
         FoundBy::Judgement => "a recorded judgement".to_string(),
-        FoundBy::Scorer(clash) => format!("the scorer: {clash}"),
+        FoundBy::Judge(clash) | FoundBy::Scorer(clash) => format!("the scorer: {clash}"),
     };
     finding(Gate::EvictedDisconfirmer, subject, format!(
         "the summary evicts {what}, which contradicts claim {} that it keeps (found by {by}); a summary may not evict its own disconfirmers",

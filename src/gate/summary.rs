@@ -333,21 +333,12 @@ impl Gatekeeper {
         let entailed = check.entailment.0 >= self.policy.verify_entailment;
         // A struck claim is not kept: a summary may evict what contradicts it.
         let struck = (findings.iter()).any(|f| f.subject == rid && f.gate.strikes());
-        let mut clashed = false;
         if !struck {
             let own: HashSet<Rid> = ancestors.iter().map(|(r, _)| *r).collect();
-            let kept = self.disconfirmers(
-                view,
-                &at,
-                &carried,
-                &own,
-                window,
-                &check,
-                findings,
-                &mut clashed,
-            )?;
+            let kept = self.disconfirmers(view, &at, &carried, &own, window, &check, findings)?;
             keep.extend(kept);
         }
+        let clashed = (findings.iter()).any(|f| f.subject == rid && f.gate == Gate::EvictedClash);
         let status = if !grounding.anchored {
             Status::Unanchored
         } else if fabricated || flags.drift {
@@ -495,7 +486,6 @@ impl Gatekeeper {
         window: &Window,
         check: &WitnessCheck,
         findings: &mut Vec<Finding>,
-        clashed: &mut bool,
     ) -> Result<Vec<Rid>> {
         let mut found = BTreeSet::new();
         for sp in view.judged_contradicting(carried, &window.evicts)? {
@@ -531,19 +521,22 @@ impl Gatekeeper {
             .collect();
         for ((sp, span), sc) in candidates.iter().zip(self.score_many(&pairs)?) {
             // An evicted span that a later span the claim cites supersedes is history, not a
-            // disconfirmer; so is one told before the latest evidence the claim rests on (seed
-            // 001's disconfirmer is "a later tool output").
-            // A judge's ruling reads the two texts whole, so only the word scorer's clash is
-            // read in time order.
-            let earlier = span.stream == at.claim.stream
-                && check.latest_evidence.is_some_and(|t| span.turn < t);
+            // disconfirmer; for the word scorer, so is one told before the latest evidence the
+            // claim rests on (seed 001's disconfirmer is "a later tool output"), while a judge's
+            // ruling reads the two texts whole.
             if superseded(span, &at.claim.stream, check.latest_support) {
                 continue;
             }
-            if let Some(clash) = self.clashes(&at.claim.text, &span.text, &sc) {
-                if !earlier || clash.starts_with(JUDGE) {
+            let earlier = span.stream == at.claim.stream
+                && check.latest_evidence.is_some_and(|t| span.turn < t);
+            match self.clashes(&at.claim.text, &span.text, &sc) {
+                Some(clash) if clash.starts_with(JUDGE) => {
+                    found.insert((*sp, FoundBy::Judge(clash)));
+                }
+                Some(clash) if !earlier => {
                     found.insert((*sp, FoundBy::Scorer(clash)));
                 }
+                _ => {}
             }
         }
         // A recorded contradiction, or a judge's ruling, is a disconfirmer the summary may not
@@ -553,9 +546,8 @@ impl Gatekeeper {
             let span = view.span(sp)?;
             let span = (sp, span.as_ref());
             match by {
-                FoundBy::Scorer(clash) if !clash.starts_with(JUDGE) => {
+                FoundBy::Scorer(clash) => {
                     findings.push(rules::evicted_clash(at.rid, at.claim, span, &clash));
-                    *clashed = true;
                 }
                 by => {
                     findings.push(rules::evicted_disconfirmer(at.rid, at.claim, span, by));
